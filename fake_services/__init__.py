@@ -1,0 +1,57 @@
+"""Fake downstream services with their own durable ground truth and per-request fault modes.
+
+The outside world of killpoint: payments (idempotent), cms (not idempotent), mailer
+(irreversible, no lookup), publisher (eventually consistent) and artifacts (content-addressed),
+served in-process (:class:`InProcessServices`) or as a real HTTP server (:class:`ServiceProcess`).
+Each keeps a :class:`Journal` the oracle reads. Nothing here imports ``harness``.
+"""
+
+from fake_services.app import build_app
+from fake_services.clients import (
+    ArtifactsClient,
+    CmsClient,
+    MailerClient,
+    PaymentsClient,
+    PublisherClient,
+)
+from fake_services.clock import ServiceClock
+from fake_services.errors import ArtifactCorrupt, NotFound, OutcomeUnknown, Rejected, ServiceError
+from fake_services.faults import Fault, FaultInjector, FaultMode, FaultPlan, FaultRule
+from fake_services.inprocess import InProcessServices
+from fake_services.journal import AppliedEffect, Journal, RequestRecord, fingerprint
+from fake_services.models import Charge, Message, Post, Publication, Refund
+from fake_services.server import ServiceProcess
+from fake_services.transport import FaultInjectingTransport, connect
+
+__all__ = [
+    "AppliedEffect",
+    "ArtifactCorrupt",
+    "ArtifactsClient",
+    "Charge",
+    "CmsClient",
+    "Fault",
+    "FaultInjectingTransport",
+    "FaultInjector",
+    "FaultMode",
+    "FaultPlan",
+    "FaultRule",
+    "InProcessServices",
+    "Journal",
+    "MailerClient",
+    "Message",
+    "NotFound",
+    "OutcomeUnknown",
+    "PaymentsClient",
+    "Post",
+    "Publication",
+    "PublisherClient",
+    "Refund",
+    "Rejected",
+    "RequestRecord",
+    "ServiceClock",
+    "ServiceError",
+    "ServiceProcess",
+    "build_app",
+    "connect",
+    "fingerprint",
+]

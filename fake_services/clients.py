@@ -1,0 +1,152 @@
+"""Typed clients for the fake services, used by scenario adapters.
+
+They turn HTTP into the three outcomes an engine has to handle: a value, :class:`Rejected`
+(nothing applied) or :class:`OutcomeUnknown` (maybe applied). Any transport error counts as
+unknown, even a refused connection: an engine should reconcile rather than guess.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import httpx
+
+from fake_services.errors import ArtifactCorrupt, NotFound, OutcomeUnknown, Rejected
+from fake_services.models import Charge, Message, Post, Publication, Refund
+
+
+def _send(client: httpx.Client, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    try:
+        response = client.request(method, url, **kwargs)
+    except httpx.TransportError as exc:
+        raise OutcomeUnknown(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+    if response.status_code >= 500:
+        raise OutcomeUnknown(f"{method} {url}: {response.status_code}", status=response.status_code)
+    if response.status_code == 404:
+        raise NotFound(_body(response))
+    if response.status_code >= 400:
+        raise Rejected(response.status_code, _body(response))
+    return response
+
+
+def _body(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
+def _keyed(idempotency_key: str) -> dict[str, str]:
+    return {"Idempotency-Key": idempotency_key}
+
+
+class PaymentsClient:
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+
+    def create_charge(
+        self, idempotency_key: str, order_id: str, amount_cents: int, currency: str
+    ) -> Charge:
+        body = {"order_id": order_id, "amount_cents": amount_cents, "currency": currency}
+        response = _send(
+            self.http, "POST", "/payments/charges", json=body, headers=_keyed(idempotency_key)
+        )
+        return Charge.model_validate(response.json())
+
+    def charge_by_key(self, key: str) -> Charge | None:
+        try:
+            return Charge.model_validate(
+                _send(self.http, "GET", f"/payments/charges/by-key/{key}").json()
+            )
+        except NotFound:
+            return None
+
+    def refund(self, idempotency_key: str, charge_id: str, amount_cents: int) -> Refund:
+        body = {"charge_id": charge_id, "amount_cents": amount_cents}
+        response = _send(
+            self.http, "POST", "/payments/refunds", json=body, headers=_keyed(idempotency_key)
+        )
+        return Refund.model_validate(response.json())
+
+    def refund_by_key(self, key: str) -> Refund | None:
+        try:
+            return Refund.model_validate(
+                _send(self.http, "GET", f"/payments/refunds/by-key/{key}").json()
+            )
+        except NotFound:
+            return None
+
+
+class CmsClient:
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+
+    def create_post(
+        self, slug: str, title: str, body: str, image_sha256: str | None = None
+    ) -> Post:
+        payload = {"slug": slug, "title": title, "body": body, "image_sha256": image_sha256}
+        return Post.model_validate(_send(self.http, "POST", "/cms/posts", json=payload).json())
+
+    def posts_by_slug(self, slug: str) -> list[Post]:
+        response = _send(self.http, "GET", "/cms/posts", params={"slug": slug})
+        return [Post.model_validate(post) for post in response.json()["posts"]]
+
+    def get_post(self, post_id: str) -> Post | None:
+        try:
+            return Post.model_validate(_send(self.http, "GET", f"/cms/posts/{post_id}").json())
+        except NotFound:
+            return None
+
+
+class MailerClient:
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+
+    def send(self, to: str, subject: str, body: str) -> Message:
+        payload = {"to": to, "subject": subject, "body": body}
+        return Message.model_validate(
+            _send(self.http, "POST", "/mailer/messages", json=payload).json()
+        )
+
+
+class PublisherClient:
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+
+    def publish(self, ref: str, content: str) -> Publication:
+        payload = {"ref": ref, "content": content}
+        response = _send(self.http, "POST", "/publisher/publications", json=payload)
+        return Publication.model_validate(response.json())
+
+    def read(self, ref: str) -> Publication | None:
+        """The publication, or None while it is not (yet) visible."""
+        try:
+            response = _send(self.http, "GET", f"/publisher/publications/{ref}")
+        except NotFound:
+            return None
+        return Publication.model_validate(response.json())
+
+
+class ArtifactsClient:
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+
+    def put(self, data: bytes, media_type: str = "application/octet-stream") -> str:
+        """Store ``data`` and return its address (sha256 hex)."""
+        sha256 = hashlib.sha256(data).hexdigest()
+        headers = {"Content-Type": media_type}
+        _send(self.http, "PUT", f"/artifacts/{sha256}", content=data, headers=headers)
+        return sha256
+
+    def get(self, sha256: str, *, verify: bool = True) -> bytes:
+        """The bytes at ``sha256``; raises NotFound, or ArtifactCorrupt if they don't match.
+
+        ``verify=False`` hands back whatever was served, for engines that check themselves
+        (and for mutants that forget to).
+        """
+        data = _send(self.http, "GET", f"/artifacts/{sha256}").content
+        actual = hashlib.sha256(data).hexdigest()
+        if verify and actual != sha256:
+            raise ArtifactCorrupt(sha256, actual)
+        return data

@@ -1,0 +1,210 @@
+"""The ground truth: what each fake service saw and what it actually did.
+
+The oracle must not trust the engine's own ledger to decide whether an effect ran twice, so every
+service writes an append-only journal of its own: one ``requests`` row when a request arrives
+(committed before any work, so "the service saw it" survives a crash) and one ``effects`` row in
+the same transaction as the state change it describes, committed before the response leaves.
+:meth:`Journal.open` reads a file another process wrote, including one whose server was SIGKILLed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from fake_services._db import Database
+
+_REQUEST_COLUMNS = (
+    "seq, service, operation, idempotency_key, business_key, fingerprint, time, outcome"
+)
+_EFFECT_COLUMNS = (
+    "seq, service, operation, business_key, idempotency_key, fingerprint, time, resource_id"
+)
+
+
+def fingerprint(body: Any) -> str:
+    """sha256 of a request body: raw bytes as they are, anything else as canonical JSON."""
+    if isinstance(body, bytes):
+        return hashlib.sha256(body).hexdigest()
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One delivery of a request to a service, and how the service ended it."""
+
+    seq: int
+    service: str
+    operation: str
+    idempotency_key: str | None
+    business_key: str | None
+    fingerprint: str
+    time: float
+    outcome: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AppliedEffect:
+    """One state change a service really made (a charge, a post, a sent message ...)."""
+
+    seq: int
+    service: str
+    operation: str
+    business_key: str
+    idempotency_key: str | None
+    fingerprint: str
+    time: float
+    resource_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Journal:
+    """Record (services) and read (oracle, tests) the ground truth of one database file."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @classmethod
+    def open(cls, path: str | Path) -> Journal:
+        """Open a journal file, possibly written by another (live or killed) process."""
+        return cls(Database(path))
+
+    @classmethod
+    def memory(cls) -> Journal:
+        """A private in-memory journal for fast in-process tests."""
+        return cls(Database(None))
+
+    @property
+    def path(self) -> str:
+        return self.db.path
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing (the services) ------------------------------------------------------------
+
+    def record_request(
+        self,
+        service: str,
+        operation: str,
+        *,
+        idempotency_key: str | None,
+        business_key: str | None,
+        fingerprint: str,
+        time: float,
+        outcome: str = "received",
+    ) -> RequestRecord:
+        """Record (and, outside a transaction, commit) a delivery on arrival."""
+        cursor = self.db.execute(
+            "INSERT INTO requests (service, operation, idempotency_key, business_key,"
+            " fingerprint, time, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (service, operation, idempotency_key, business_key, fingerprint, time, outcome),
+        )
+        assert cursor.lastrowid is not None
+        return RequestRecord(
+            cursor.lastrowid,
+            service,
+            operation,
+            idempotency_key,
+            business_key,
+            fingerprint,
+            time,
+            outcome,
+        )
+
+    def set_outcome(self, request_seq: int, outcome: str) -> None:
+        self.db.execute("UPDATE requests SET outcome = ? WHERE seq = ?", (outcome, request_seq))
+
+    def apply_effect(self, request: RequestRecord, resource_id: str) -> AppliedEffect:
+        """Record that ``request`` changed state; call inside the state change's transaction."""
+        if request.business_key is None:
+            raise ValueError(f"an effect needs a business key: {request}")
+        cursor = self.db.execute(
+            "INSERT INTO effects (request_seq, service, operation, business_key,"
+            " idempotency_key, fingerprint, time, resource_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                request.seq,
+                request.service,
+                request.operation,
+                request.business_key,
+                request.idempotency_key,
+                request.fingerprint,
+                request.time,
+                resource_id,
+            ),
+        )
+        assert cursor.lastrowid is not None
+        return AppliedEffect(
+            cursor.lastrowid,
+            request.service,
+            request.operation,
+            request.business_key,
+            request.idempotency_key,
+            request.fingerprint,
+            request.time,
+            resource_id,
+        )
+
+    # -- reading (the oracle) --------------------------------------------------------------
+
+    def requests(self, service: str | None = None) -> list[RequestRecord]:
+        where, params = _filters(service=service)
+        rows = self.db.fetchall(
+            f"SELECT {_REQUEST_COLUMNS} FROM requests{where} ORDER BY seq", params
+        )
+        return [RequestRecord(*row) for row in rows]
+
+    def requests_after(self, t: float) -> list[RequestRecord]:
+        """Requests that arrived strictly after time ``t`` of the injected clock."""
+        rows = self.db.fetchall(
+            f"SELECT {_REQUEST_COLUMNS} FROM requests WHERE time > ? ORDER BY seq", (t,)
+        )
+        return [RequestRecord(*row) for row in rows]
+
+    def applied_effects(
+        self, service: str | None = None, business_key: str | None = None
+    ) -> list[AppliedEffect]:
+        where, params = _filters(service=service, business_key=business_key)
+        rows = self.db.fetchall(
+            f"SELECT {_EFFECT_COLUMNS} FROM effects{where} ORDER BY seq", params
+        )
+        return [AppliedEffect(*row) for row in rows]
+
+    def attempts(self, idempotency_key: str) -> int:
+        """How many deliveries carrying ``idempotency_key`` any service saw."""
+        row = self.db.fetchone(
+            "SELECT COUNT(*) FROM requests WHERE idempotency_key = ?", (idempotency_key,)
+        )
+        assert row is not None
+        return int(row[0])
+
+    def effects_by_business_key(self, service: str) -> dict[str, int]:
+        """Number of applied effects per business key of one service."""
+        rows = self.db.fetchall(
+            "SELECT business_key, COUNT(*) FROM effects WHERE service = ?"
+            " GROUP BY business_key ORDER BY business_key",
+            (service,),
+        )
+        return {str(key): int(count) for key, count in rows}
+
+
+def _filters(**columns: str | None) -> tuple[str, list[str]]:
+    given = {name: value for name, value in columns.items() if value is not None}
+    if not given:
+        return "", []
+    return " WHERE " + " AND ".join(f"{name} = ?" for name in given), list(given.values())

@@ -1,0 +1,90 @@
+"""The resources and request bodies of the fake services, shared by servers and clients.
+
+Pydantic because these cross a process boundary (JSON over HTTP); one definition on both sides
+means the HTTP contract in README.md and the typed clients cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_SHA256 = r"^[0-9a-f]{64}$"
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Resource(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ChargeRequest(_Body):
+    order_id: str = Field(min_length=1)
+    amount_cents: int = Field(gt=0)
+    currency: str = Field(pattern=r"^[A-Z]{3}$")
+
+
+class RefundRequest(_Body):
+    charge_id: str = Field(min_length=1)
+    amount_cents: int = Field(gt=0)
+
+
+class PostRequest(_Body):
+    slug: str = Field(min_length=1)
+    title: str
+    body: str
+    image_sha256: str | None = Field(default=None, pattern=_SHA256)
+
+
+class MessageRequest(_Body):
+    to: str = Field(min_length=1)
+    subject: str
+    body: str
+
+
+class PublicationRequest(_Body):
+    ref: str = Field(min_length=1)
+    content: str
+
+
+class Charge(_Resource):
+    id: str
+    order_id: str
+    amount_cents: int
+    currency: str
+    status: str
+    idempotency_key: str | None
+    created_at: float
+
+
+class Refund(_Resource):
+    id: str
+    charge_id: str
+    amount_cents: int
+    status: str
+    idempotency_key: str | None
+    created_at: float
+
+
+class Post(_Resource):
+    id: str
+    slug: str
+    title: str
+    body: str
+    image_sha256: str | None
+    created_at: float
+
+
+class Message(_Resource):
+    id: str
+    to: str
+    subject: str
+    body: str
+    sent_at: float
+
+
+class Publication(_Resource):
+    ref: str
+    content: str
+    published_at: float

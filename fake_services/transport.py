@@ -1,0 +1,56 @@
+"""The real tier's client side: network faults in an httpx transport over loopback.
+
+In the real tier the request really travels to a uvicorn process and the service really commits;
+the faults a network would cause are played here, around ``httpx.HTTPTransport``: a lost
+response is read and thrown away and the caller gets ``httpx.ReadTimeout``. The fault decision
+comes from the server (``POST /_admin/faults/decide``) because the server outlives the workers
+that the harness SIGKILLs, so the plan's occurrence counters survive a worker restart.
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from fake_services._network import deliver
+from fake_services.faults import Fault, classify
+
+
+class FaultInjectingTransport(httpx.BaseTransport):
+    """Wrap a real transport; apply the fault plan of the server it talks to."""
+
+    def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
+        self._inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        target = classify(request.method, request.url.path)
+        if target is None:
+            return self._inner.handle_request(request)
+        fault = self._decide(request, *target)
+        return deliver(request, fault, self._inner.handle_request, sleeps=True)
+
+    def _decide(self, request: httpx.Request, service: str, operation: str) -> Fault | None:
+        decision = httpx.Request(
+            "POST",
+            request.url.copy_with(path="/_admin/faults/decide", query=None),
+            json={"service": service, "operation": operation},
+            extensions={"timeout": request.extensions.get("timeout", {})},
+        )
+        response = self._inner.handle_request(decision)
+        try:
+            payload = json.loads(response.read())
+        finally:
+            response.close()
+        if response.status_code != 200:
+            raise httpx.RemoteProtocolError(f"fault decision failed: {payload}", request=request)
+        fault = payload["fault"]
+        return None if fault is None else Fault.model_validate(fault)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def connect(base_url: str, timeout: float = 5.0) -> httpx.Client:
+    """A client for real-tier services at ``base_url`` (e.g. from a worker process)."""
+    return httpx.Client(base_url=base_url, transport=FaultInjectingTransport(), timeout=timeout)
