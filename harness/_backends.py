@@ -1,0 +1,68 @@
+"""Where the backends differ: how an engine is built and how a write transaction begins.
+
+SQLite needs `BEGIN IMMEDIATE` so two writers serialize at the start of a transaction instead of
+failing on a lock upgrade, WAL so readers never block the writer, and a busy timeout. PostgreSQL
+needs nothing special: a guarded `UPDATE … WHERE` is atomic under READ COMMITTED.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.exc import ArgumentError
+
+from harness.errors import KillpointError
+
+DATABASE_URL_ENV = "KILLPOINT_DATABASE_URL"
+DEFAULT_SQLITE_PATH = "killpoint-out/killpoint.sqlite"
+
+
+def resolve_url(url: str | None) -> str:
+    """An explicit URL, else `$KILLPOINT_DATABASE_URL`, else the embedded SQLite file."""
+    chosen = url or os.environ.get(DATABASE_URL_ENV) or f"sqlite:///{DEFAULT_SQLITE_PATH}"
+    try:
+        parsed = make_url(chosen)
+    except ArgumentError as exc:
+        raise KillpointError(f"not a database URL: {chosen!r}") from exc
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise KillpointError(
+            f"unsupported database {parsed.get_backend_name()!r} in {chosen!r}: "
+            "use sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
+        )
+    if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
+        chosen = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    return chosen
+
+
+def build_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(url)
+    return create_engine(url, pool_pre_ping=False, pool_size=2, max_overflow=8)
+
+
+def _sqlite_engine(url: str) -> Engine:
+    database = make_url(url).database
+    if database and database != ":memory:":
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # let the begin hook below own the transaction
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode survives the death of the process (not of the OS) without an
+        # fsync per commit; process death is what killpoint injects.
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine

@@ -1,0 +1,41 @@
+"""Named places where a worker may die, and the hook the engine calls at each.
+
+The engine knows nothing about kill-switches: it calls `hook(boundary, step)` and carries on.
+Whoever built the engine decides what a hook does: record the hit, raise an injected death,
+`SIGKILL` the process, or pause this worker so another can run. The list below is documentation
+and a set of constants, not the source of truth for campaigns: those discover boundaries by
+recording a run, so a boundary added tomorrow is crashed tomorrow.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class BoundaryHook(Protocol):
+    def __call__(self, boundary: str, step: str | None = None) -> None: ...
+
+
+def no_hook(boundary: str, step: str | None = None) -> None:
+    """The production hook: nothing happens at a boundary."""
+
+
+LEASE_ACQUIRED = "lease.acquired"
+STEP_BEGIN = "step.begin"
+INTENT_BUILT = "effect.intent_built"
+INTENT_COMMITTED = "effect.prepared"
+STARTED_COMMITTED = "effect.started"
+RESPONSE_RECEIVED = "transport.response_received"  # service committed, response not yet read
+RESPONSE_READ = "effect.response_read"
+RECEIPT_COMMITTED = "effect.receipt_committed"
+VERIFY_READ = "verify.read_done"
+CHECKPOINT_BUILT = "checkpoint.built"
+CHECKPOINT_COMMITTED = "checkpoint.committed"
+ARTIFACT_UPLOADED = "artifact.uploaded"
+ARTIFACT_RECORDED = "artifact.recorded"
+APPROVAL_REQUESTED = "approval.requested"
+RECONCILE_LOOKED_UP = "reconcile.looked_up"
+RECONCILE_RESOLVED = "reconcile.resolved"
+COMPENSATE_RECORDED = "compensate.recorded"
+HANDOFF_SENT = "handoff.sent"
+HANDOFF_ACCEPTED = "handoff.accepted"

@@ -1,0 +1,44 @@
+"""Durable budgets: limits set once at start, spent in the same transaction as the work.
+
+Attempts are spent when an effect is marked `started` (before the request leaves), steps and
+cost when a checkpoint commits, and time is a deadline on the injected clock. A restart reads
+them back from the store, so repeated crashes cannot turn a bounded run into an endless one.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.model import Budget
+
+
+class BudgetLimits(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    attempts: int = Field(default=20, ge=1)
+    steps: int = Field(default=200, ge=1)
+    cost: int = Field(default=10_000, ge=1)
+    time_s: float = Field(default=86_400.0, gt=0)
+
+
+def initial_budget(limits: BudgetLimits) -> Budget:
+    return Budget(
+        attempts_left=limits.attempts,
+        steps_left=limits.steps,
+        cost_left=limits.cost,
+        time_left_ms=int(limits.time_s * 1000),
+    )
+
+
+def spend(budget: Budget, *, steps: int = 0, cost: int = 0, attempts: int = 0) -> Budget:
+    return budget.model_copy(
+        update={
+            "steps_left": budget.steps_left - steps,
+            "cost_left": budget.cost_left - cost,
+            "attempts_left": budget.attempts_left - attempts,
+        }
+    )
+
+
+def at_time(budget: Budget, deadline: float, now: float) -> Budget:
+    return budget.model_copy(update={"time_left_ms": round((deadline - now) * 1000)})

@@ -1,0 +1,44 @@
+"""What a step sees: validated input, earlier outputs, artifacts and effect receipts.
+
+Steps get facts from the checkpoint and the ledger, never from a transcript, so a step that runs
+again after a crash sees exactly what its first run saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+from harness.artifacts import ArtifactStore
+from harness.boundaries import BoundaryHook
+from harness.errors import ArtifactError
+from harness.model import ArtifactRef, EffectRecord
+
+
+@dataclass(frozen=True)
+class StepContext:
+    workflow_id: str
+    step: str
+    input: Mapping[str, JsonValue]
+    outputs: Mapping[str, JsonValue]
+    artifact_refs: Mapping[str, ArtifactRef]
+    effects: tuple[EffectRecord, ...]
+    store: ArtifactStore
+    hook: BoundaryHook
+    now: float
+
+    def artifact(self, step: str) -> bytes:
+        """The artifact a step produced, re-hashed on read."""
+        ref = self.artifact_refs.get(step)
+        if ref is None:
+            raise ArtifactError(f"step {step!r} has no artifact in this checkpoint")
+        return self.store.get(ref.sha256)
+
+    def effects_of(self, step: str) -> tuple[EffectRecord, ...]:
+        return tuple(e for e in self.effects if e.step == step)
+
+    def boundary(self, name: str) -> None:
+        """Let a step declare a boundary of its own (a handoff, say)."""
+        self.hook(name, self.step)

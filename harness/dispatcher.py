@@ -1,0 +1,607 @@
+"""The reference engine: a deterministic dispatcher that resumes a workflow safely.
+
+Resume follows seed 000, step 7, in order: load the latest checkpoint; check its integrity,
+tenant and schema (migrating or quarantining); acquire the lease; apply the compatibility
+policy; reconcile unresolved effects; re-validate approvals; check budgets; then run the next
+legal transition, and again, committing a checkpoint at every boundary. Nothing here catches
+`BaseException`, and nothing is committed on the way out of a failure: a worker that dies
+leaves exactly what it had committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import uuid4
+
+from pydantic import JsonValue
+
+from harness import boundaries as b
+from harness.adapters import EffectAdapter
+from harness.artifacts import ArtifactStore
+from harness.boundaries import BoundaryHook, no_hook
+from harness.budget import BudgetLimits, at_time, initial_budget, spend
+from harness.clock import Clock
+from harness.compat import CompatibilityPolicy
+from harness.context import StepContext
+from harness.envelope import open_checkpoint, seal_checkpoint
+from harness.errors import (
+    ArtifactError,
+    DefinitionError,
+    IntegrityError,
+    OutcomeUnknown,
+    UnknownWorkflowError,
+)
+from harness.integrity import SecretRef, input_hash
+from harness.ledger import EffectExecutor, Rejected, Session, Stop
+from harness.model import (
+    ApprovalGrant,
+    ArtifactRef,
+    Checkpoint,
+    EffectIntent,
+    EffectRecord,
+    EffectRef,
+    EffectStatus,
+    Lineage,
+    PendingWork,
+    RunStatus,
+    Versions,
+    WorkflowRecord,
+)
+from harness.store import Store
+from harness.workflow import Step, StepKind, Transition, Workflow
+
+S = EffectStatus
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where a resume left the workflow."""
+
+    workflow_id: str
+    status: RunStatus
+    state: str
+    sequence: int
+    reason: str = ""
+
+
+class BackToGate(Exception):
+    def __init__(self, gate: str, reason: str) -> None:
+        super().__init__(reason)
+        self.gate = gate
+        self.reason = reason
+
+
+@dataclass
+class _Change:
+    """What one step did, to be committed as the next checkpoint."""
+
+    state: str
+    status: RunStatus = RunStatus.RUNNING
+    reason: str = ""
+    outputs: dict[str, JsonValue] = field(default_factory=dict)
+    artifacts: dict[str, ArtifactRef] = field(default_factory=dict)
+    effects: list[EffectRecord] = field(default_factory=list)
+    approvals: tuple[ApprovalGrant, ...] | None = None
+    lineage: Lineage | None = None
+    versions: Versions | None = None
+    reset: bool = False
+
+
+class Engine:
+    """One worker of the reference engine. Discard it to simulate the death of its process."""
+
+    executor_class: type[EffectExecutor] = EffectExecutor
+
+    def __init__(
+        self,
+        store: Store,
+        workflows: Sequence[Workflow],
+        adapters: Mapping[str, EffectAdapter],
+        *,
+        artifacts: ArtifactStore,
+        clock: Clock,
+        versions: Versions,
+        tenant: str = "default",
+        secret: SecretRef | None = None,
+        owner: str | None = None,
+        lease_ttl: float = 30.0,
+        hook: BoundaryHook = no_hook,
+        compatibility: CompatibilityPolicy | None = None,
+        policy_version: str = "policy@1",
+    ) -> None:
+        self.store = store
+        self.workflows = {w.name: w for w in workflows}
+        for wf in workflows:
+            missing = wf.services - set(adapters)
+            if missing:
+                raise DefinitionError(
+                    f"workflow {wf.name!r} uses service(s) {sorted(missing)} with no adapter"
+                )
+        self.adapters = dict(adapters)
+        self.artifacts = artifacts
+        self.clock = clock
+        self.versions = versions
+        self.tenant = tenant
+        self.secret = secret or SecretRef()
+        self.owner = owner or f"worker-{uuid4().hex[:8]}"
+        self.lease_ttl = lease_ttl
+        self.hook = hook
+        self.compatibility = compatibility or CompatibilityPolicy()
+        self.policy_version = policy_version
+
+    # -- public API -------------------------------------------------------------------------
+
+    def start(
+        self,
+        workflow_name: str,
+        workflow_id: str,
+        input: Mapping[str, JsonValue],
+        limits: BudgetLimits | None = None,
+    ) -> bool:
+        """Create the workflow and its checkpoint 1; False if it exists (a redelivery)."""
+        wf = self._workflow(workflow_name)
+        limits = limits or BudgetLimits()
+        now = self.clock.now()
+        deadline = now + limits.time_s
+        budget = at_time(initial_budget(limits), deadline, now)
+        first = Checkpoint(
+            workflow_id=workflow_id,
+            workflow_name=wf.name,
+            tenant=self.tenant,
+            lineage=Lineage(run_id=f"{workflow_id}:r1"),
+            sequence=1,
+            state=wf.initial,
+            status=RunStatus.RUNNING,
+            input=dict(input),
+            input_hash=input_hash(dict(input)),
+            versions=self.versions,
+            budget=budget,
+            next_actions=_next_actions(wf, wf.initial),
+            created_at=now,
+            secret_refs=(self.secret.env,),
+        )
+        record = WorkflowRecord(
+            workflow_id=workflow_id,
+            workflow_name=wf.name,
+            tenant=self.tenant,
+            status=RunStatus.RUNNING,
+            status_reason="",
+            state=wf.initial,
+            sequence=1,
+            fencing_token=0,
+            lease_owner=None,
+            lease_expires_at=None,
+            attempts_left=budget.attempts_left,
+            steps_left=budget.steps_left,
+            cost_left=budget.cost_left,
+            deadline=deadline,
+            created_at=now,
+            updated_at=now,
+        )
+        return self.store.create_workflow(record, seal_checkpoint(first, self.secret.resolve()))
+
+    def run(
+        self,
+        workflow_name: str,
+        workflow_id: str,
+        input: Mapping[str, JsonValue],
+        limits: BudgetLimits | None = None,
+    ) -> Outcome:
+        self.start(workflow_name, workflow_id, input, limits)
+        return self.resume(workflow_id)
+
+    def resume(self, workflow_id: str) -> Outcome:
+        key = self.secret.resolve()
+        stored = self.store.latest_checkpoint(workflow_id)
+        if stored is None:
+            raise UnknownWorkflowError(f"no checkpoint for workflow {workflow_id!r}")
+        try:
+            cp = self.open(stored, key)
+        except IntegrityError as exc:
+            self.store.quarantine(workflow_id, str(exc), self.clock.now())
+            return Outcome(
+                workflow_id, RunStatus.QUARANTINED, stored.state, stored.sequence, str(exc)
+            )
+        wf = self._workflow(cp.workflow_name)
+        if cp.status.terminal:
+            return _outcome(cp)
+        if cp.status is RunStatus.WAITING_APPROVAL and not self._answered(cp, wf):
+            return _outcome(cp)
+        lease = self.acquire(workflow_id)
+        self.hook(b.LEASE_ACQUIRED, None)
+        session = Session(
+            self.store,
+            lease,
+            self.clock,
+            self.hook,
+            attempts_left=self.store.workflow(workflow_id).attempts_left,
+        )
+        cp = self.budget_at_resume(session, cp)
+        cp = self._apply_compatibility(session, wf, cp, key)
+        if cp.status is RunStatus.RUNNING or cp.status is RunStatus.WAITING_APPROVAL:
+            cp = self._drive(session, wf, cp, key)
+        if cp.status.terminal or cp.status is RunStatus.WAITING_APPROVAL:
+            self.store.release_lease(lease, self.clock.now())
+        return _outcome(cp)
+
+    def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
+        """A human approves a pending request, valid for ttl_s on this engine's clock."""
+        self.store.grant_approval(workflow_id, gate, actor, self.clock.now() + ttl_s)
+
+    # -- the steps of a resume; each one a seam a mutant can override ------------------------
+
+    def open(self, stored: Any, key: bytes) -> Checkpoint:
+        return open_checkpoint(stored, key, self.tenant)
+
+    def acquire(self, workflow_id: str) -> Any:
+        return self.store.acquire_lease(workflow_id, self.owner, self.lease_ttl, self.clock.now())
+
+    def budget_at_resume(self, session: Session, cp: Checkpoint) -> Checkpoint:
+        """The durable budget is the store's; the checkpoint's copy is what was left then."""
+        return cp
+
+    def revalidate_approvals(self, cp: Checkpoint, step: Step) -> None:
+        """A protected step runs only under a grant that is still valid now."""
+        if step.kind is StepKind.EFFECT and step.gate is not None:
+            self.require_grant(cp.workflow_id, step.gate)
+
+    def require_grant(self, workflow_id: str, gate: str) -> None:
+        now = self.clock.now()
+        for grant in self.store.approvals(workflow_id):
+            if grant.gate == gate and grant.status == "granted":
+                if grant.expires_at is not None and grant.expires_at > now:
+                    return
+                raise BackToGate(gate, f"approval {gate!r} expired at {grant.expires_at}")
+        raise BackToGate(gate, f"no valid approval {gate!r}")
+
+    def reconcile(self, session: Session, cp: Checkpoint) -> None:
+        for record in self.store.effects(cp.workflow_id):
+            if record.status.unresolved:
+                executor = self.executor_class(session, self.adapters[record.service], record.step)
+                executor.reconcile(_intent(record), record)
+
+    # -- driving ------------------------------------------------------------------------------
+
+    def _drive(self, session: Session, wf: Workflow, cp: Checkpoint, key: bytes) -> Checkpoint:
+        try:
+            self.reconcile(session, cp)
+        except Stop as stop:
+            return self._commit(
+                session, wf, cp, _Change(cp.state, stop.status, stop.reason), None, key
+            )
+        while cp.status is RunStatus.RUNNING or cp.status is RunStatus.WAITING_APPROVAL:
+            transition = wf.transition_from(cp.state)
+            if transition is None:
+                raise DefinitionError(f"state {cp.state!r} of {wf.name!r} has no transition")
+            change = self._budget_stop(session, cp) or self._step(session, wf, cp, transition)
+            cp = self._commit(session, wf, cp, change, transition.step, key)
+        return cp
+
+    def _budget_stop(self, session: Session, cp: Checkpoint) -> _Change | None:
+        budget = at_time(cp.budget, self._deadline(cp), self.clock.now())
+        exhausted = budget.exhausted()
+        if exhausted is None or exhausted == "attempts":
+            return None
+        return _Change(cp.state, RunStatus.BUDGET_EXHAUSTED, f"{exhausted} budget exhausted")
+
+    def _deadline(self, cp: Checkpoint) -> float:
+        return cp.created_at + cp.budget.time_left_ms / 1000
+
+    def _step(
+        self, session: Session, wf: Workflow, cp: Checkpoint, transition: Transition
+    ) -> _Change:
+        step = transition.step
+        self.hook(b.STEP_BEGIN, step.name)
+        try:
+            self.revalidate_approvals(cp, step)
+            return self._run_step(session, cp, transition)
+        except Stop as stop:
+            return _Change(cp.state, stop.status, stop.reason)
+        except BackToGate as back:
+            return _Change(
+                wf.gate_state(back.gate),
+                RunStatus.RUNNING,
+                back.reason,
+                approvals=tuple(a for a in cp.approvals if a.gate != back.gate),
+            )
+        except Rejected as rejected:
+            if transition.on_failure is not None:
+                return _Change(transition.on_failure, reason=f"{step.name} rejected: {rejected}")
+            return _Change(cp.state, RunStatus.FAILED, f"{step.name} rejected: {rejected}")
+        except ArtifactError as exc:
+            return _Change(cp.state, RunStatus.NEEDS_REVIEW, str(exc))
+
+    def _run_step(self, session: Session, cp: Checkpoint, transition: Transition) -> _Change:
+        step, target = transition.step, transition.target
+        ctx = self._context(cp, step)
+        if step.kind is StepKind.PURE:
+            assert step.compute is not None
+            value = step.compute(ctx)
+            self._validate(step, value)
+            return _Change(target, outputs={} if value is None else {step.name: value})
+        if step.kind is StepKind.EXPENSIVE:
+            return _Change(target, artifacts={step.name: self._artifact(session, step, ctx)})
+        if step.kind in (StepKind.EFFECT, StepKind.COMPENSATE):
+            return self._effects(session, step, ctx, target)
+        if step.kind is StepKind.VERIFY:
+            return _Change(target, effects=self._verify(session, step, cp))
+        return self._approval(session, step, cp, target)
+
+    def _context(self, cp: Checkpoint, step: Step) -> StepContext:
+        return StepContext(
+            workflow_id=cp.workflow_id,
+            step=step.name,
+            input=cp.input,
+            outputs=cp.outputs,
+            artifact_refs={a.produced_by: a for a in cp.artifacts},
+            effects=tuple(self.store.effects(cp.workflow_id)),
+            store=self.artifacts,
+            hook=self.hook,
+            now=self.clock.now(),
+        )
+
+    def _validate(self, step: Step, value: JsonValue) -> None:
+        if step.validate is not None:
+            problem = step.validate(value)
+            if problem:
+                raise Stop(
+                    RunStatus.NEEDS_REVIEW, f"{step.name} output failed validation: {problem}"
+                )
+
+    def _artifact(self, session: Session, step: Step, ctx: StepContext) -> ArtifactRef:
+        """Reuse the artifact an earlier attempt recorded; recompute only if it is gone."""
+        recorded = self.store.artifact(ctx.workflow_id, step.name)
+        if recorded is not None:
+            sha, uri, media_type = recorded
+            try:
+                data = self.artifacts.get(sha)
+                self._validate(step, data.decode("utf-8", "replace"))
+                return ArtifactRef(
+                    uri=uri, sha256=sha, media_type=media_type, produced_by=step.name
+                )
+            except ArtifactError:
+                pass
+        assert step.produce is not None
+        data = step.produce(ctx)
+        self._validate(step, data.decode("utf-8", "replace"))
+        sha, uri = self.artifacts.put(data)
+        self.hook(b.ARTIFACT_UPLOADED, step.name)
+        self.store.record_artifact(
+            session.lease, self.clock.now(), step.name, sha, uri, step.media_type, len(data)
+        )
+        self.hook(b.ARTIFACT_RECORDED, step.name)
+        return ArtifactRef(uri=uri, sha256=sha, media_type=step.media_type, produced_by=step.name)
+
+    def _effects(self, session: Session, step: Step, ctx: StepContext, target: str) -> _Change:
+        assert step.intents is not None and step.service is not None
+        adapter = self.adapters[step.service]
+        gate = step.gate
+        guard = (lambda: self.require_grant(ctx.workflow_id, gate)) if gate else None
+        executor = self.executor_class(session, adapter, step.name)
+        records = [executor.execute(intent, guard) for intent in step.intents(ctx)]
+        if step.kind is StepKind.COMPENSATE:
+            for original in ctx.effects_of(step.target_step or ""):
+                if original.status in (S.COMMITTED, S.VERIFIED):
+                    records.append(
+                        self.store.mark_effect(
+                            session.lease,
+                            self.clock.now(),
+                            original.operation_id,
+                            S.COMPENSATED,
+                            expect=(S.COMMITTED, S.VERIFIED),
+                            reason=f"compensated by {step.name}",
+                        )
+                    )
+                    self.hook(b.COMPENSATE_RECORDED, step.name)
+        return _Change(target, effects=records)
+
+    def _verify(self, session: Session, step: Step, cp: Checkpoint) -> list[EffectRecord]:
+        """Read authoritative state until each effect's postcondition shows, or escalate."""
+        assert step.service is not None
+        adapter = self.adapters[step.service]
+        targets = [e for e in self.store.effects(cp.workflow_id) if e.step == step.target_step]
+        if not targets:
+            raise Stop(
+                RunStatus.NEEDS_REVIEW, f"{step.name}: no effect of {step.target_step!r} to verify"
+            )
+        verified = []
+        for record in targets:
+            if record.status is S.VERIFIED:
+                verified.append(record)
+                continue
+            if record.status is not S.COMMITTED or record.receipt is None:
+                raise Stop(
+                    RunStatus.NEEDS_REVIEW,
+                    f"{record.operation_id} is {record.status}, not committed; nothing to verify",
+                )
+            for read in range(step.max_verify_reads):
+                try:
+                    seen = adapter.verify(_intent(record), record.receipt)
+                except OutcomeUnknown:
+                    seen = False
+                self.hook(b.VERIFY_READ, step.name)
+                if seen:
+                    verified.append(
+                        self.store.mark_effect(
+                            session.lease,
+                            self.clock.now(),
+                            record.operation_id,
+                            S.VERIFIED,
+                            expect=(S.COMMITTED,),
+                            reason=f"postcondition seen by {step.name}",
+                        )
+                    )
+                    break
+                self.clock.sleep(2.0**read)
+            else:
+                raise Stop(
+                    RunStatus.NEEDS_REVIEW,
+                    f"{record.operation_id}: postcondition not "
+                    f"visible after {step.max_verify_reads} reads",
+                )
+        return verified
+
+    def _approval(self, session: Session, step: Step, cp: Checkpoint, target: str) -> _Change:
+        assert step.gate is not None
+        now = self.clock.now()
+        grant = next((a for a in self.store.approvals(cp.workflow_id) if a.gate == step.gate), None)
+        if grant is not None and grant.status == "granted" and (grant.expires_at or 0) > now:
+            assert grant.actor is not None and grant.expires_at is not None
+            kept = tuple(a for a in cp.approvals if a.gate != step.gate)
+            return _Change(
+                target,
+                approvals=(
+                    *kept,
+                    ApprovalGrant(
+                        gate=step.gate,
+                        actor=grant.actor,
+                        scope=grant.scope,
+                        policy_version=grant.policy_version,
+                        expires_at=grant.expires_at,
+                    ),
+                ),
+            )
+        if grant is None or grant.status != "requested":
+            self.store.request_approval(
+                session.lease,
+                now,
+                step.gate,
+                scope=f"{cp.workflow_name}:{step.gate}",
+                policy_version=self.policy_version,
+                payload={"workflow_id": cp.workflow_id, "input_hash": cp.input_hash},
+            )
+            self.hook(b.APPROVAL_REQUESTED, step.name)
+        raise Stop(RunStatus.WAITING_APPROVAL, f"awaiting approval at gate {step.gate!r}")
+
+    def _answered(self, cp: Checkpoint, wf: Workflow) -> bool:
+        transition = wf.transition_from(cp.state)
+        if transition is None or transition.step.gate is None:
+            return False
+        return any(
+            a.gate == transition.step.gate and a.status == "granted"
+            for a in self.store.approvals(cp.workflow_id)
+        )
+
+    # -- compatibility and commits ---------------------------------------------------------
+
+    def _apply_compatibility(
+        self, session: Session, wf: Workflow, cp: Checkpoint, key: bytes
+    ) -> Checkpoint:
+        decision, why = self.compatibility.decide(cp.versions, self.versions)
+        if decision == "continue":
+            return cp
+        if decision == "quarantine":
+            return self._commit(
+                session,
+                wf,
+                cp,
+                _Change(cp.state, RunStatus.QUARANTINED, f"incompatible versions: {why}"),
+                None,
+                key,
+            )
+        lineage = Lineage(
+            run_id=f"{cp.workflow_id}:r{cp.sequence + 1}",
+            parent_run_id=cp.lineage.run_id,
+            decision=decision,
+        )
+        state = cp.state if decision == "branch" else wf.initial
+        return self._commit(
+            session,
+            wf,
+            cp,
+            _Change(
+                state,
+                cp.status,
+                f"{decision}: {why}",
+                lineage=lineage,
+                versions=self.versions,
+                reset=decision == "restart",
+            ),
+            None,
+            key,
+        )
+
+    def _commit(
+        self,
+        session: Session,
+        wf: Workflow,
+        cp: Checkpoint,
+        change: _Change,
+        step: Step | None,
+        key: bytes,
+    ) -> Checkpoint:
+        now = self.clock.now()
+        outputs = {} if change.reset else dict(cp.outputs)
+        outputs.update(change.outputs)
+        artifacts = {} if change.reset else {a.produced_by: a for a in cp.artifacts}
+        artifacts.update(change.artifacts)
+        refs = {
+            r.operation_id: r for r in cp.effects if r.status not in (S.VERIFIED, S.COMPENSATED)
+        }
+        refs.update({r.operation_id: _ref(r) for r in change.effects})
+        budget = spend(cp.budget, steps=1 if step else 0, cost=step.cost if step else 0)
+        budget = budget.model_copy(update={"attempts_left": session.attempts_left})
+        budget = at_time(budget, self._deadline(cp), now)
+        pending: tuple[PendingWork, ...] = ()
+        if change.status is RunStatus.WAITING_APPROVAL and step is not None:
+            pending = (PendingWork(kind="approval", ref=step.gate or "", detail=change.reason),)
+        elif change.status is RunStatus.NEEDS_REVIEW:
+            pending = (PendingWork(kind="review", ref=cp.state, detail=change.reason),)
+        status = change.status
+        if status is RunStatus.RUNNING and change.state in wf.terminal:
+            status = wf.terminal[change.state]
+        new = cp.model_copy(
+            update={
+                "sequence": cp.sequence + 1,
+                "state": change.state,
+                "status": status,
+                "status_reason": change.reason,
+                "outputs": outputs,
+                "artifacts": tuple(artifacts.values()),
+                "effects": tuple(refs.values()),
+                "approvals": cp.approvals if change.approvals is None else change.approvals,
+                "budget": budget,
+                "pending": pending,
+                "created_at": now,
+                "next_actions": () if status.terminal else _next_actions(wf, change.state),
+                "lineage": change.lineage or cp.lineage,
+                "versions": change.versions or cp.versions,
+            }
+        )
+        self.hook(b.CHECKPOINT_BUILT, step.name if step else None)
+        self.store.commit_checkpoint(
+            session.lease, now, seal_checkpoint(new, key), extend_to=now + self.lease_ttl
+        )
+        self.hook(b.CHECKPOINT_COMMITTED, step.name if step else None)
+        return new
+
+    def _workflow(self, name: str) -> Workflow:
+        try:
+            return self.workflows[name]
+        except KeyError:
+            raise DefinitionError(f"this engine has no workflow named {name!r}") from None
+
+
+def _outcome(cp: Checkpoint) -> Outcome:
+    return Outcome(cp.workflow_id, cp.status, cp.state, cp.sequence, cp.status_reason)
+
+
+def _next_actions(wf: Workflow, state: str) -> tuple[str, ...]:
+    transition = wf.transition_from(state)
+    return () if transition is None else (transition.step.name,)
+
+
+def _ref(record: EffectRecord) -> EffectRef:
+    return EffectRef(
+        operation_id=record.operation_id,
+        intent=record.intent,
+        idempotency_key=record.idempotency_key,
+        status=record.status,
+        receipt_id=record.receipt.resource_id if record.receipt else None,
+    )
+
+
+def _intent(record: EffectRecord) -> EffectIntent:
+    return EffectIntent(operation=record.intent, service=record.service, args=record.args)

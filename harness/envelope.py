@@ -1,0 +1,51 @@
+"""Sealing a checkpoint for the store and opening a stored one, in the only safe order.
+
+Opening checks, before any field is used: the row's tenant is the expected tenant, the tag
+matches the bytes (so nothing tampered is deserialized), the schema version is supported;
+then older schemas are migrated, and only then is the document validated into a `Checkpoint`.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from harness.errors import IntegrityError
+from harness.integrity import canonical_json, parse_sealed, seal, verify_seal
+from harness.migrations import upgrade
+from harness.model import Checkpoint, StoredCheckpoint
+from harness.store import NewCheckpoint
+
+
+def seal_checkpoint(cp: Checkpoint, key: bytes) -> NewCheckpoint:
+    body = canonical_json(cp.model_dump(mode="json"))
+    return NewCheckpoint(
+        sequence=cp.sequence,
+        run_id=cp.lineage.run_id,
+        state=cp.state,
+        status=cp.status,
+        status_reason=cp.status_reason,
+        schema_version=cp.schema_version,
+        tenant=cp.tenant,
+        body=body,
+        tag=seal(body, cp.tenant, key),
+        budget=cp.budget,
+    )
+
+
+def open_checkpoint(stored: StoredCheckpoint, key: bytes, tenant: str) -> Checkpoint:
+    if stored.tenant != tenant:
+        raise IntegrityError(
+            f"checkpoint {stored.workflow_id}#{stored.sequence} belongs to tenant "
+            f"{stored.tenant!r}, not {tenant!r}"
+        )
+    verify_seal(stored.body, stored.tenant, stored.tag, key)
+    doc = upgrade(parse_sealed(stored.body))
+    try:
+        cp = Checkpoint.model_validate(doc)
+    except ValidationError as exc:
+        raise IntegrityError(f"checkpoint does not match schema v3: {exc}") from exc
+    if cp.tenant != tenant or cp.workflow_id != stored.workflow_id:
+        raise IntegrityError("checkpoint body disagrees with its row (tenant or workflow id)")
+    if cp.sequence != stored.sequence:
+        raise IntegrityError("checkpoint body disagrees with its row (sequence)")
+    return cp

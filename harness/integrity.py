@@ -1,0 +1,65 @@
+"""Canonical JSON, hashes and the HMAC seal that makes a stored checkpoint trustworthy.
+
+The seal is checked over the stored bytes *before* anything is parsed, so a tampered row is never
+deserialized. The tenant is bound into the tag, so a checkpoint copied to another tenant fails the
+same way. The key is never stored: only the name of the environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import IntegrityError, SecretMissingError
+
+DEFAULT_KEY_ENV = "KILLPOINT_CHECKPOINT_KEY"
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A reference to a secret held outside the checkpoint; resolved again on every resume."""
+
+    env: str = DEFAULT_KEY_ENV
+
+    def resolve(self) -> bytes:
+        value = os.environ.get(self.env)
+        if not value:
+            raise SecretMissingError(f"secret reference ${self.env} is not set")
+        return value.encode()
+
+
+def canonical_json(value: Any) -> bytes:
+    """One byte string per value: sorted keys, no spaces, UTF-8."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def input_hash(value: Any) -> str:
+    return "sha256:" + sha256_hex(canonical_json(value))
+
+
+def seal(body: bytes, tenant: str, key: bytes) -> str:
+    mac = hmac.new(key, tenant.encode() + b"\x00" + body, hashlib.sha256)
+    return "hmac-sha256:" + mac.hexdigest()
+
+
+def verify_seal(body: bytes, tenant: str, tag: str, key: bytes) -> None:
+    if not hmac.compare_digest(seal(body, tenant, key), tag):
+        raise IntegrityError("checkpoint integrity tag does not match its bytes")
+
+
+def parse_sealed(body: bytes) -> dict[str, Any]:
+    try:
+        doc = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IntegrityError(f"sealed checkpoint is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise IntegrityError("sealed checkpoint is not a JSON object")
+    return doc
