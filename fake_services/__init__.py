@@ -6,6 +6,8 @@ served in-process (:class:`InProcessServices`) or as a real HTTP server (:class:
 Each keeps a :class:`Journal` the oracle reads. Nothing here imports ``harness``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from fake_services.app import build_app
 from fake_services.clients import (
     ArtifactsClient,
@@ -20,8 +22,20 @@ from fake_services.faults import Fault, FaultInjector, FaultMode, FaultPlan, Fau
 from fake_services.inprocess import InProcessServices
 from fake_services.journal import AppliedEffect, Journal, RequestRecord, fingerprint
 from fake_services.models import Charge, Message, Post, Publication, Refund
-from fake_services.server import ServiceProcess
 from fake_services.transport import FaultInjectingTransport, connect
+
+if TYPE_CHECKING:
+    from fake_services.server import ServiceProcess
+
+
+def __getattr__(name: str) -> Any:
+    # Imported lazily so `python -m fake_services.server` does not import itself twice.
+    if name == "ServiceProcess":
+        from fake_services.server import ServiceProcess
+
+        return ServiceProcess
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AppliedEffect",
