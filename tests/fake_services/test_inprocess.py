@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from fake_services import CmsClient, FaultPlan, InProcessServices, Journal
+from tests.fake_services.conftest import plan, rule
+
+
+def test_an_in_process_request_costs_well_under_a_millisecond(
+    services: InProcessServices,
+) -> None:
+    with services.client() as http:
+        cms = CmsClient(http)
+        cms.create_post("warm", "t", "b")
+        count = 300
+        started = time.perf_counter()
+        for n in range(count):
+            cms.create_post(f"s{n}", "t", "b")
+        per_request = (time.perf_counter() - started) / count
+    assert per_request < 0.001, f"{per_request * 1000:.3f} ms per request"
+
+
+def test_file_journal_outlives_the_services_object(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    with InProcessServices(journal_path=path) as services, services.client() as http:
+        CmsClient(http).create_post("s", "t", "b")
+    with Journal.open(path) as journal:
+        assert journal.effects_by_business_key("cms") == {"s": 1}
+
+
+def test_reset_forgets_ground_truth_and_plan(services: InProcessServices) -> None:
+    services.set_plan(plan(rule("cms", "create_post", "lost_request", occurrence=None)))
+    services.reset()
+    assert services.faults.plan == FaultPlan()
+    with services.client() as http:
+        CmsClient(http).create_post("s", "t", "b")
+    assert len(services.journal.requests()) == 1
+
+
+def test_journal_time_is_the_injected_clock(services: InProcessServices) -> None:
+    services.clock.set(1234.5)
+    with services.client() as http:
+        CmsClient(http).create_post("s", "t", "b")
+    [effect] = services.journal.applied_effects()
+    assert effect.time == 1234.5
+    assert services.journal.requests_after(1234.0) != []
