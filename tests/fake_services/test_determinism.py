@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -35,7 +36,7 @@ def _workload(fault_plan: FaultPlan) -> tuple[list[str], list[Any], list[Any]]:
         payments, cms = PaymentsClient(http), CmsClient(http)
         mailer, publisher = MailerClient(http), PublisherClient(http)
         artifacts = ArtifactsClient(http)
-        steps = [
+        steps: list[Callable[[], object]] = [
             lambda: payments.create_charge("k1", "o1", 100, "EUR"),
             lambda: payments.create_charge("k1", "o1", 100, "EUR"),
             lambda: payments.create_charge("k2", "o2", 100, "EUR"),
