@@ -1,0 +1,331 @@
+"""Effect adapters: the engine's `EffectAdapter` contract over the fake services' typed clients.
+
+The engine never speaks HTTP; it asks an adapter to send, look up and verify. Two things make an
+adapter trustworthy and both live here: the three flags say exactly what each service can do
+(recognise a retried key, answer "did it happen?", be undone), and the services' three outcomes
+are translated without loss — `OutcomeUnknown` (timeout, lost response, 5xx) stays unknown,
+`Rejected` (4xx) becomes a definite `EffectRejected`, and a service with no lookup answers
+`CannotTell` rather than guessing. An adapter that turned a timeout into a rejection would be
+exactly the bug killpoint hunts.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from pydantic import JsonValue
+
+import fake_services as fs
+from harness.adapters import EffectAdapter
+from harness.errors import CannotTell, DefinitionError, EffectRejected, OutcomeUnknown
+from harness.integrity import canonical_json
+from harness.model import EffectIntent, Receipt
+
+__all__ = [
+    "ArtifactsAdapter",
+    "CmsAdapter",
+    "MailerAdapter",
+    "PaymentsAdapter",
+    "PublisherAdapter",
+    "adapters_for",
+    "artifact_args",
+]
+
+
+@contextmanager
+def _translated(service: str, operation: str) -> Iterator[None]:
+    """Map the services' outcomes onto the engine's: unknown stays unknown, 4xx is definite."""
+    try:
+        yield
+    except fs.OutcomeUnknown as exc:
+        raise OutcomeUnknown(f"{service} {operation}: {exc}") from exc
+    except fs.Rejected as exc:
+        raise EffectRejected(f"{service} {operation}: {exc}") from exc
+
+
+def _receipt(resource_id: str, document: Mapping[str, Any], **detail: JsonValue) -> Receipt:
+    digest = hashlib.sha256(canonical_json(dict(document))).hexdigest()
+    return Receipt(resource_id=resource_id, result_hash=digest, detail=dict(detail))
+
+
+def _unknown_operation(service: str, intent: EffectIntent) -> DefinitionError:
+    return DefinitionError(f"{service} has no effect operation {intent.operation!r}")
+
+
+def _str(intent: EffectIntent, name: str) -> str:
+    return str(intent.args[name])
+
+
+def _int(intent: EffectIntent, name: str) -> int:
+    value = intent.args[name]
+    if not isinstance(value, int):
+        raise DefinitionError(f"{intent.operation}: argument {name!r} must be an int")
+    return value
+
+
+class PaymentsAdapter:
+    """Charges and refunds; the ledger's key is sent as `Idempotency-Key` and looked up by."""
+
+    service = "payments"
+    idempotent = True
+    queryable = True
+    irreversible = False  # a charge is undone by a refund
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.client = fs.PaymentsClient(http)
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        with _translated(self.service, intent.operation):
+            if intent.operation == "charge":
+                charge = self.client.create_charge(
+                    key,
+                    _str(intent, "order_id"),
+                    _int(intent, "amount_cents"),
+                    _str(intent, "currency"),
+                )
+                return self._charge_receipt(charge)
+            if intent.operation == "refund":
+                refund = self.client.refund(
+                    key, _str(intent, "charge_id"), _int(intent, "amount_cents")
+                )
+                return self._refund_receipt(refund)
+        raise _unknown_operation(self.service, intent)
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        with _translated(self.service, intent.operation):
+            if intent.operation == "charge":
+                charge = self.client.charge_by_key(key)
+                return None if charge is None else self._charge_receipt(charge)
+            if intent.operation == "refund":
+                refund = self.client.refund_by_key(key)
+                return None if refund is None else self._refund_receipt(refund)
+        raise _unknown_operation(self.service, intent)
+
+    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
+        key = receipt.detail.get("idempotency_key")
+        if not isinstance(key, str):
+            return False
+        found = self.lookup(intent, key)
+        return (
+            found is not None
+            and found.resource_id == receipt.resource_id
+            and found.detail.get("status") == "succeeded"
+        )
+
+    @staticmethod
+    def _charge_receipt(charge: fs.Charge) -> Receipt:
+        return _receipt(
+            charge.id,
+            charge.model_dump(),
+            order_id=charge.order_id,
+            amount_cents=charge.amount_cents,
+            currency=charge.currency,
+            status=charge.status,
+            idempotency_key=charge.idempotency_key,
+        )
+
+    @staticmethod
+    def _refund_receipt(refund: fs.Refund) -> Receipt:
+        return _receipt(
+            refund.id,
+            refund.model_dump(),
+            charge_id=refund.charge_id,
+            amount_cents=refund.amount_cents,
+            status=refund.status,
+            idempotency_key=refund.idempotency_key,
+        )
+
+
+class CmsAdapter:
+    """Posts. Not idempotent (every create is a new post), but the slug can be looked up."""
+
+    service = "cms"
+    idempotent = False
+    queryable = True
+    irreversible = False  # a post can be unpublished (the fake has no delete endpoint)
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.client = fs.CmsClient(http)
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        if intent.operation != "create_post":
+            raise _unknown_operation(self.service, intent)
+        image = intent.args.get("image_sha256")
+        with _translated(self.service, intent.operation):
+            post = self.client.create_post(
+                _str(intent, "slug"),
+                _str(intent, "title"),
+                _str(intent, "body"),
+                image_sha256=None if image is None else str(image),
+            )
+        return self._receipt(post)
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        with _translated(self.service, "posts_by_slug"):
+            posts = self.client.posts_by_slug(_str(intent, "slug"))
+        return self._receipt(posts[0]) if posts else None
+
+    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
+        with _translated(self.service, "get_post"):
+            post = self.client.get_post(receipt.resource_id)
+        return post is not None and post.slug == intent.args.get("slug")
+
+    @staticmethod
+    def _receipt(post: fs.Post) -> Receipt:
+        return _receipt(post.id, post.model_dump(), slug=post.slug, image_sha256=post.image_sha256)
+
+
+class MailerAdapter:
+    """E-mail: not idempotent, irreversible, and with no way to ask whether a message went out."""
+
+    service = "mailer"
+    idempotent = False
+    queryable = False
+    irreversible = True
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.client = fs.MailerClient(http)
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        if intent.operation != "send":
+            raise _unknown_operation(self.service, intent)
+        with _translated(self.service, intent.operation):
+            message = self.client.send(
+                _str(intent, "to"), _str(intent, "subject"), _str(intent, "body")
+            )
+        return _receipt(message.id, message.model_dump(), to=message.to, sent_at=message.sent_at)
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        raise CannotTell("the mailer offers no lookup of sent messages")
+
+    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
+        # The mailer has no read API; the seed counts the provider's message id as the proof
+        # ("the mail provider's message ID and status are"), so a receipt carrying one verifies.
+        return bool(receipt.resource_id) and receipt.detail.get("to") == intent.args.get("to")
+
+
+class PublisherAdapter:
+    """Publications by ref. Not idempotent; reads are eventually consistent."""
+
+    service = "publisher"
+    idempotent = False
+    queryable = True
+    irreversible = False  # a publication can be replaced by a newer version of its ref
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+        self.client = fs.PublisherClient(http)
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        if intent.operation != "publish":
+            raise _unknown_operation(self.service, intent)
+        with _translated(self.service, intent.operation):
+            publication = self.client.publish(_str(intent, "ref"), _str(intent, "content"))
+        return self._receipt(publication.ref, publication.model_dump())
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        """Present if readable; absent only on `not_found`.
+
+        An eventually-consistent 404 alone does not prove absence, so the service's own error
+        code decides: `not_visible` means it holds the publication but does not show it yet
+        (the verify step waits for it), `not_found` means it holds nothing under that ref.
+        One raw read, because every read counts towards the publication's visibility.
+        """
+        ref = _str(intent, "ref")
+        try:
+            response = self.http.get(f"/publisher/publications/{ref}")
+        except httpx.TransportError as exc:
+            raise OutcomeUnknown(f"publisher read {ref!r}: {exc}") from exc
+        if response.status_code == 200:
+            return self._receipt(ref, fs.Publication.model_validate(response.json()).model_dump())
+        error = response.json().get("error") if response.status_code == 404 else None
+        if error == "not_visible":
+            return Receipt(resource_id=ref, detail={"ref": ref, "visible": False})
+        if error == "not_found":
+            return None
+        raise OutcomeUnknown(f"publisher read {ref!r}: {response.status_code}")
+
+    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
+        with _translated(self.service, "read"):
+            return self.client.read(_str(intent, "ref")) is not None
+
+    @staticmethod
+    def _receipt(ref: str, document: Mapping[str, Any]) -> Receipt:
+        return _receipt(ref, document, ref=ref, visible=True)
+
+
+def artifact_args(
+    data: bytes, media_type: str = "application/octet-stream"
+) -> dict[str, JsonValue]:
+    """The intent arguments of an artifact upload: its address and (small) content inline."""
+    return {
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "media_type": media_type,
+        "content_b64": base64.b64encode(data).decode("ascii"),
+    }
+
+
+class ArtifactsAdapter:
+    """Uploads to the content-addressed store: idempotent by hash, queryable by GET.
+
+    The bytes travel inline in the intent (`artifact_args`), which suits the small assets
+    scenarios upload; anything large belongs in the engine's own artifact store instead.
+    """
+
+    service = "artifacts"
+    idempotent = True  # the address is the hash: a re-upload of the same bytes is a no-op
+    queryable = True
+    irreversible = False  # an unreferenced content-addressed blob is inert
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.client = fs.ArtifactsClient(http)
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        if intent.operation != "put":
+            raise _unknown_operation(self.service, intent)
+        data = base64.b64decode(_str(intent, "content_b64"))
+        with _translated(self.service, intent.operation):
+            sha256 = self.client.put(data, _str(intent, "media_type"))
+        if sha256 != intent.args.get("sha256"):
+            raise EffectRejected(f"artifact content hashes to {sha256}, not its declared address")
+        return self._receipt(sha256, len(data))
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        sha256 = _str(intent, "sha256")
+        try:
+            with _translated(self.service, "get"):
+                data = self.client.get(sha256)
+        except EffectRejected:  # 404: nothing at that address
+            return None
+        except fs.ArtifactCorrupt as exc:  # something is there, but this read proves nothing
+            raise OutcomeUnknown(str(exc)) from exc
+        return self._receipt(sha256, len(data))
+
+    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
+        try:
+            with _translated(self.service, "get"):
+                self.client.get(receipt.resource_id)
+        except (EffectRejected, fs.ArtifactCorrupt):
+            return False
+        return True
+
+    @staticmethod
+    def _receipt(sha256: str, size: int) -> Receipt:
+        return Receipt(resource_id=sha256, result_hash=sha256, detail={"size": size})
+
+
+def adapters_for(http: httpx.Client) -> dict[str, EffectAdapter]:
+    """One adapter per fake service, all sharing one client (and so one fault plan)."""
+    adapters: tuple[EffectAdapter, ...] = (
+        PaymentsAdapter(http),
+        CmsAdapter(http),
+        MailerAdapter(http),
+        PublisherAdapter(http),
+        ArtifactsAdapter(http),
+    )
+    return {adapter.service: adapter for adapter in adapters}
