@@ -1,0 +1,109 @@
+"""Fixtures shared by every test: a store on each backend, a fake clock, a checkpoint key.
+
+The `store` fixture is parametrized over SQLite (a file in tmp_path) and PostgreSQL (a fresh
+schema per test at `$KILLPOINT_TEST_POSTGRES_URL`, dropped with CASCADE afterwards). PostgreSQL
+is skipped, with the reason, only when that variable is unset outside CI; once it is set (or
+`CI` is), an unreachable server fails the test instead of quietly shrinking the suite.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
+
+from harness.clock import FakeClock
+from harness.store import Store
+
+POSTGRES_ENV = "KILLPOINT_TEST_POSTGRES_URL"
+TEST_KEY = "test-checkpoint-key-0123456789abcdef"
+
+OpenStore = Callable[[], Store]
+
+
+def _postgres_url() -> str:
+    """The PostgreSQL URL for this test, or skip/fail with a one-line reason."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {POSTGRES_ENV} is not: PostgreSQL must not be skipped")
+        pytest.skip(
+            f"{POSTGRES_ENV} is unset; set it (e.g. "
+            "postgresql+psycopg://postgres@127.0.0.1:5432/test) to run the PostgreSQL half"
+        )
+    return url
+
+
+_reachable: dict[str, str | None] = {}
+
+
+def _check_reachable(url: str) -> None:
+    """Connect once per session; a set but unreachable server is a failure, never a skip."""
+    if url not in _reachable:
+        engine = create_engine(url)
+        try:
+            with engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            _reachable[url] = None
+        except OperationalError as exc:
+            _reachable[url] = str(exc).splitlines()[0]
+        finally:
+            engine.dispose()
+    problem = _reachable[url]
+    if problem is not None:
+        pytest.fail(f"{POSTGRES_ENV}={url} is set but PostgreSQL is unreachable: {problem}")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def open_store(backend: str, tmp_path: Path) -> Iterator[OpenStore]:
+    """Open (again) a store on this test's database: a restarted worker gets its own Store."""
+    opened: list[Store] = []
+    if backend == "sqlite":
+        url, schema = f"sqlite:///{tmp_path / 'killpoint.sqlite'}", None
+    else:
+        url = _postgres_url()
+        _check_reachable(url)
+        schema = f"kp_{uuid.uuid4().hex[:16]}"
+
+    def opener() -> Store:
+        store = Store(url, schema=schema)
+        opened.append(store)
+        return store
+
+    yield opener
+    for store in opened:
+        store.close()
+    if schema is not None:
+        engine = create_engine(url)
+        try:
+            with engine.begin() as conn:
+                conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        finally:
+            engine.dispose()
+
+
+@pytest.fixture
+def store(open_store: OpenStore) -> Store:
+    return open_store()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def checkpoint_key(monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """The HMAC key, held only in the environment as the engine's secret reference expects."""
+    monkeypatch.setenv("KILLPOINT_CHECKPOINT_KEY", TEST_KEY)
+    return TEST_KEY.encode()

@@ -1,0 +1,151 @@
+"""The seal: a tampered, wrong-tenant or unsupported checkpoint is rejected before it is used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from harness import Engine, FakeClock, IntegrityError, RunStatus, Store
+from harness import _schema as t
+from harness.envelope import open_checkpoint, seal_checkpoint
+from harness.errors import SecretMissingError
+from harness.integrity import SecretRef, canonical_json, input_hash, seal, verify_seal
+from harness.model import StoredCheckpoint
+from tests.conftest import TEST_KEY
+from tests.harness.flows import make_engine
+
+KEY = TEST_KEY.encode()
+
+
+def flip_one_byte(store: Store, workflow_id: str, sequence: int, at: int | None = None) -> None:
+    """What an attacker or a bad disk does: change one byte of the stored body, in SQL."""
+    stored = next(c for c in store.checkpoints(workflow_id) if c.sequence == sequence)
+    body = bytearray(stored.body)
+    i = at if at is not None else body.index(b'"state":"') + len('"state":"')
+    body[i] ^= 0x01
+    c = t.checkpoints.c
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(t.checkpoints)
+            .where(c.workflow_id == workflow_id)
+            .where(c.sequence == sequence)
+            .values(body=bytes(body))
+        )
+
+
+def _stored(store: Store, workflow_id: str = "wf-1") -> StoredCheckpoint:
+    stored = store.latest_checkpoint(workflow_id)
+    assert stored is not None
+    return stored
+
+
+def test_canonical_json_is_one_byte_string_per_value() -> None:
+    assert canonical_json({"b": 1, "a": [1, "é"]}) == canonical_json({"a": [1, "é"], "b": 1})
+    assert canonical_json({"b": 1, "a": "é"}) == '{"a":"é","b":1}'.encode()
+    assert input_hash({"x": 1}).startswith("sha256:")
+
+
+def test_seal_binds_the_tenant_and_the_key() -> None:
+    tag = seal(b"{}", "acme", KEY)
+    verify_seal(b"{}", "acme", tag, KEY)
+    for body, tenant, key in ((b"{ }", "acme", KEY), (b"{}", "other", KEY), (b"{}", "acme", b"k")):
+        with pytest.raises(IntegrityError):
+            verify_seal(body, tenant, tag, key)
+
+
+def test_secret_is_a_reference_resolved_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("KP_TEST_SECRET", raising=False)
+    with pytest.raises(SecretMissingError, match=r"\$KP_TEST_SECRET is not set"):
+        SecretRef("KP_TEST_SECRET").resolve()
+    monkeypatch.setenv("KP_TEST_SECRET", "s3cret")
+    assert SecretRef("KP_TEST_SECRET").resolve() == b"s3cret"
+
+
+def test_the_key_is_never_stored(engine: Engine, store: Store) -> None:
+    engine.run("pure", "wf-1", {"n": 1})
+    for row in store.checkpoints("wf-1"):
+        assert KEY not in row.body
+        cp = open_checkpoint(row, KEY, "default")
+        assert cp.secret_refs == ("KILLPOINT_CHECKPOINT_KEY",)
+
+
+def test_a_sealed_checkpoint_round_trips(engine: Engine, store: Store) -> None:
+    engine.start("pure", "wf-1", {"n": 1})
+    cp = open_checkpoint(_stored(store), KEY, "default")
+    assert seal_checkpoint(cp, KEY).body == _stored(store).body
+
+
+def test_one_changed_byte_is_rejected_and_no_step_runs(
+    engine: Engine, store: Store, clock: FakeClock
+) -> None:
+    engine.start("pure", "wf-1", {"n": 1})
+    flip_one_byte(store, "wf-1", 1)
+    with pytest.raises(IntegrityError, match="integrity tag does not match"):
+        open_checkpoint(_stored(store), KEY, "default")
+
+    outcome = engine.resume("wf-1")
+
+    assert outcome.status is RunStatus.QUARANTINED
+    assert "integrity tag" in outcome.reason
+    assert [c.sequence for c in store.checkpoints("wf-1")] == [1]
+    record = store.workflow("wf-1")
+    assert (record.status, record.lease_owner, record.fencing_token) == (
+        RunStatus.QUARANTINED,
+        None,
+        0,
+    )
+
+
+def test_a_changed_tag_is_rejected(engine: Engine, store: Store) -> None:
+    engine.start("pure", "wf-1", {"n": 1})
+    with store.engine.begin() as conn:
+        conn.execute(update(t.checkpoints).values(tag="hmac-sha256:" + "0" * 64))
+    assert engine.resume("wf-1").status is RunStatus.QUARANTINED
+
+
+def test_a_wrong_key_is_rejected(
+    engine: Engine, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine.start("pure", "wf-1", {"n": 1})
+    monkeypatch.setenv("KILLPOINT_CHECKPOINT_KEY", "another-key")
+    outcome = engine.resume("wf-1")
+    assert outcome.status is RunStatus.QUARANTINED
+    assert store.workflow("wf-1").sequence == 1
+
+
+def test_a_wrong_tenant_checkpoint_is_rejected(
+    engine: Engine, store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    engine.start("pure", "wf-1", {"n": 1})
+    with pytest.raises(IntegrityError, match="belongs to tenant 'default', not 'acme'"):
+        open_checkpoint(_stored(store), KEY, "acme")
+
+    intruder = make_engine(store, clock, tmp_path, tenant="acme")
+    outcome = intruder.resume("wf-1")
+
+    assert outcome.status is RunStatus.QUARANTINED
+    assert "tenant" in outcome.reason
+    assert [c.sequence for c in store.checkpoints("wf-1")] == [1]
+
+
+def test_a_checkpoint_copied_to_another_tenant_row_fails_its_seal(
+    engine: Engine, store: Store
+) -> None:
+    """Relabelling the row's tenant column does not move the checkpoint: the tag binds it."""
+    engine.start("pure", "wf-1", {"n": 1})
+    with store.engine.begin() as conn:
+        conn.execute(update(t.checkpoints).values(tenant="acme"))
+    with pytest.raises(IntegrityError, match="integrity tag"):
+        open_checkpoint(_stored(store), KEY, "acme")
+
+
+def test_a_body_that_disagrees_with_its_row_is_rejected(engine: Engine, store: Store) -> None:
+    engine.start("pure", "wf-1", {"n": 1})
+    stored = _stored(store)
+    moved = stored.model_copy(update={"workflow_id": "wf-2"})
+    with pytest.raises(IntegrityError, match="disagrees with its row"):
+        open_checkpoint(moved, KEY, "default")

@@ -1,0 +1,211 @@
+"""Old-schema checkpoints migrate through the chain; one missing a security field is quarantined.
+
+The v1 and v2 documents below are what older engines wrote: sealed with the key and inserted as
+rows, exactly as they would sit in a database that outlived a deployment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import Engine, FakeClock, IntegrityError, QuarantinedError, RunStatus, Store
+from harness.envelope import open_checkpoint
+from harness.integrity import canonical_json, input_hash, seal
+from harness.migrations import UNRECORDED, upgrade
+from harness.model import Budget, Checkpoint, WorkflowRecord
+from harness.store import NewCheckpoint
+from tests.conftest import TEST_KEY
+
+KEY = TEST_KEY.encode()
+
+
+def v1_doc(clock: FakeClock, **overrides: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "schema_version": 1,
+        "workflow_id": "wf-old",
+        "workflow_name": "pure",
+        "owner_tenant": "default",
+        "run_id": "wf-old:r1",
+        "sequence": 1,
+        "state": "start",
+        "status": "running",
+        "input": {"n": 1},
+        "plan_version": "flows@1",
+        "prompt_version": "writer@1",
+        "limits": {"attempts": 10, "steps": 50, "cost": 100, "time_ms": 3_600_000},
+        "spent": {"attempts": 2, "steps": 5, "cost": 7, "time_ms": 1000},
+        "effects": [
+            {
+                "operation_id": "post/create_post",
+                "intent": "create_post",
+                "key": "kp-abc",
+                "status": "committed",
+                "receipt_id": "post_1",
+            }
+        ],
+        "approved_by": "alice",
+        "approval_gate": "pay",
+        "approval_scope": "pay:pay",
+        "approval_policy": "policy@1",
+        "approval_expires_at": clock.now() + 600,
+        "next_actions": ["plan"],
+        "created_at": clock.now(),
+    }
+    doc.update(overrides)
+    return {k: v for k, v in doc.items() if v is not None}
+
+
+def v2_doc(clock: FakeClock, **overrides: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "schema_version": 2,
+        "workflow_id": "wf-old",
+        "workflow_name": "pure",
+        "tenant": "default",
+        "lineage": {"run_id": "wf-old:r1", "parent_run_id": None, "decision": "start"},
+        "sequence": 1,
+        "state": "start",
+        "status": "running",
+        "input": {"n": 1},
+        "plan_version": "flows@1",
+        "prompt_version": "writer@1",
+        "artifacts": [],
+        "effects": [],
+        "approvals": [],
+        "budget": {
+            "attempts_left": 8,
+            "steps_left": 45,
+            "cost_left": 93,
+            "time_left_ms": 3_599_000,
+        },
+        "next_actions": ["plan"],
+        "outputs": {},
+        "created_at": clock.now(),
+    }
+    doc.update(overrides)
+    return {k: v for k, v in doc.items() if v is not None}
+
+
+def insert_old(store: Store, clock: FakeClock, doc: dict[str, Any]) -> None:
+    """Insert an old-schema document as a sealed checkpoint row with its workflow row."""
+    body = canonical_json(doc)
+    record = WorkflowRecord(
+        workflow_id="wf-old",
+        workflow_name="pure",
+        tenant="default",
+        status=RunStatus.RUNNING,
+        status_reason="",
+        state=doc["state"],
+        sequence=1,
+        fencing_token=0,
+        lease_owner=None,
+        lease_expires_at=None,
+        attempts_left=8,
+        steps_left=45,
+        cost_left=93,
+        deadline=clock.now() + 3600,
+        created_at=clock.now(),
+        updated_at=clock.now(),
+    )
+    first = NewCheckpoint(
+        sequence=1,
+        run_id="wf-old:r1",
+        state=doc["state"],
+        status=RunStatus.RUNNING,
+        status_reason="",
+        schema_version=doc["schema_version"],
+        tenant="default",
+        body=body,
+        tag=seal(body, "default", KEY),
+        budget=Budget(attempts_left=8, steps_left=45, cost_left=93, time_left_ms=3_599_000),
+    )
+    assert store.create_workflow(record, first)
+
+
+def test_v1_migrates_through_v2_to_the_current_schema(clock: FakeClock) -> None:
+    cp = Checkpoint.model_validate(upgrade(v1_doc(clock)))
+    assert cp.schema_version == 3
+    assert cp.tenant == "default"
+    assert cp.budget == Budget(
+        attempts_left=8, steps_left=45, cost_left=93, time_left_ms=3_599_000
+    )
+    assert [(a.gate, a.actor, a.expires_at) for a in cp.approvals] == [
+        ("pay", "alice", clock.now() + 600)
+    ]
+    assert cp.effects[0].idempotency_key == "kp-abc"
+    assert cp.versions.model_contract == UNRECORDED == cp.versions.tool_schema
+    assert cp.input_hash == input_hash({"n": 1})
+
+
+def test_v2_waiting_for_approval_migrates_with_its_pending_work(clock: FakeClock) -> None:
+    cp = Checkpoint.model_validate(upgrade(v2_doc(clock, status="waiting_approval")))
+    assert [(p.kind, p.ref) for p in cp.pending] == [("approval", "start")]
+
+
+@pytest.mark.parametrize("make_doc", [v1_doc, v2_doc])
+def test_an_old_schema_row_migrates_and_the_run_resumes(
+    make_doc: Any, engine: Engine, store: Store, clock: FakeClock
+) -> None:
+    insert_old(store, clock, make_doc(clock))
+    cp = open_checkpoint(store.checkpoints("wf-old")[0], KEY, "default")
+    assert cp.schema_version == 3
+
+    outcome = engine.resume("wf-old")
+
+    assert outcome.status is RunStatus.COMPLETED
+    rows = store.checkpoints("wf-old")
+    assert [r.schema_version for r in rows] == [make_doc(clock)["schema_version"]] + [3] * (
+        len(rows) - 1
+    )
+    # The unrecorded versions are a version change: the policy's decision is recorded.
+    second = open_checkpoint(rows[1], KEY, "default")
+    assert second.lineage.parent_run_id == "wf-old:r1"
+    assert second.lineage.decision == "restart"
+
+
+SECURITY_GAPS = [
+    (v1_doc, {"owner_tenant": None}, "owner_tenant"),
+    (v1_doc, {"limits": None}, "limits"),
+    (v1_doc, {"approval_expires_at": None}, "approval_expires_at"),
+    (v2_doc, {"tenant": None}, "tenant"),
+    (v2_doc, {"budget": None}, "budget"),
+    (v2_doc, {"approvals": None}, "approvals"),
+]
+
+
+@pytest.mark.parametrize(("make_doc", "gap", "field"), SECURITY_GAPS)
+def test_a_missing_security_field_is_quarantined_not_defaulted(
+    make_doc: Any, gap: dict[str, Any], field: str, clock: FakeClock
+) -> None:
+    with pytest.raises(QuarantinedError, match=f"no '{field}'"):
+        upgrade(make_doc(clock, **gap))
+
+
+@pytest.mark.parametrize(("make_doc", "gap", "field"), SECURITY_GAPS[::2])
+def test_a_stored_checkpoint_missing_a_security_field_quarantines_the_run(
+    make_doc: Any,
+    gap: dict[str, Any],
+    field: str,
+    engine: Engine,
+    store: Store,
+    clock: FakeClock,
+) -> None:
+    insert_old(store, clock, make_doc(clock, **gap))
+
+    outcome = engine.resume("wf-old")
+
+    assert outcome.status is RunStatus.QUARANTINED
+    assert field in outcome.reason
+    assert store.workflow("wf-old").status is RunStatus.QUARANTINED
+    assert len(store.checkpoints("wf-old")) == 1
+
+
+@pytest.mark.parametrize(
+    ("version", "message"), [(4, "newer than this engine"), (0, "no migration"), ("3", "integer")]
+)
+def test_unsupported_schema_versions_are_rejected(
+    version: Any, message: str, clock: FakeClock
+) -> None:
+    with pytest.raises(IntegrityError, match=message):
+        upgrade(v2_doc(clock, schema_version=version))
