@@ -38,6 +38,8 @@ class Reply:
     content: bytes | None = None
     media_type: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # a read names what it read only once it has found it (a post by id, a charge by key)
+    business_key: str | None = None
 
     def response(self) -> Response:
         if self.content is not None:
@@ -107,6 +109,8 @@ class Services:
             self.journal.set_outcome(
                 record.seq, "error_after_commit" if failed_after else reply.outcome
             )
+            if reply.business_key is not None and record.business_key is None:
+                self.journal.set_business_key(record.seq, reply.business_key)
         if mode is FaultMode.SLOW and fault is not None:
             await asyncio.sleep(float(fault.params["delay_s"]))
         if mode is FaultMode.ERROR_AFTER_COMMIT:

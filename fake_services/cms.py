@@ -67,7 +67,7 @@ def routes(services: Services) -> list[Route]:
             document = state.get("post", post_id)
             if document is None:
                 return error(404, "not_found", outcome="not_found", id=post_id)
-            return Reply(200, document)
+            return Reply(200, document, business_key=document["slug"])
 
         return await services.handle(
             request,

@@ -118,11 +118,13 @@ class InProcessServices:
         finally:
             self.router.reset()  # respx records every call; a campaign makes thousands
 
+    def transport(self) -> httpx.BaseTransport:
+        """The in-process transport, for callers that wrap it (to observe each response)."""
+        return httpx.MockTransport(self._handle)
+
     def client(self, timeout: float = 5.0) -> httpx.Client:
         """A client to keep and reuse; each call goes through the fault plan."""
-        return httpx.Client(
-            base_url=BASE_URL, transport=httpx.MockTransport(self._handle), timeout=timeout
-        )
+        return httpx.Client(base_url=BASE_URL, transport=self.transport(), timeout=timeout)
 
     def set_plan(self, plan: FaultPlan) -> None:
         """Install a fault plan; its occurrence counters start from zero."""

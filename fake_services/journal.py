@@ -130,6 +130,11 @@ class Journal:
     def set_outcome(self, request_seq: int, outcome: str) -> None:
         self.db.execute("UPDATE requests SET outcome = ? WHERE seq = ?", (outcome, request_seq))
 
+    def set_business_key(self, request_seq: int, business_key: str) -> None:
+        self.db.execute(
+            "UPDATE requests SET business_key = ? WHERE seq = ?", (business_key, request_seq)
+        )
+
     def apply_effect(self, request: RequestRecord, resource_id: str) -> AppliedEffect:
         """Record that ``request`` changed state; call inside the state change's transaction."""
         if request.business_key is None:
@@ -184,6 +189,12 @@ class Journal:
             f"SELECT {_EFFECT_COLUMNS} FROM effects{where} ORDER BY seq", params
         )
         return [AppliedEffect(*row) for row in rows]
+
+    def last_seq(self) -> int:
+        """The sequence number of the latest request (0 before any): a position in time."""
+        row = self.db.fetchone("SELECT COALESCE(MAX(seq), 0) FROM requests")
+        assert row is not None
+        return int(row[0])
 
     def attempts(self, idempotency_key: str) -> int:
         """How many deliveries carrying ``idempotency_key`` any service saw."""

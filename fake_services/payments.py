@@ -131,7 +131,9 @@ def routes(services: Services) -> list[Route]:
                 seen = state.by_idempotency_key(kind, key)
                 if seen is None:
                     return error(404, "not_found", outcome="not_found", idempotency_key=key)
-                return Reply(200, seen[1])
+                found = seen[1]
+                read_key = found.get("order_id") or found.get("charge_id")
+                return Reply(200, found, business_key=read_key)
 
             return await services.handle(
                 request,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import httpx
 from pydantic import JsonValue
 
+from fake_services.journal import AppliedEffect, Journal
 from harness.adapters import EffectAdapter
 from harness.budget import BudgetLimits
 from harness.model import RunStatus
@@ -21,11 +22,46 @@ from harness.workflow import Workflow
 
 @dataclass(frozen=True)
 class ExpectedEffect:
-    """One logical external action the workflow should cause once, named the service's way."""
+    """One logical external action the workflow should cause once, named the service's way.
+
+    Some keys exist only once an earlier effect happened: a refund's business key is the id of
+    the charge it refunds. Such an effect names its `parent`; `key_in` reads the real key from
+    the services' journal, and `business_key` is then only a readable label.
+    """
 
     service: str
     business_key: str
     irreversible: bool = False
+    operation: str | None = None  # the service's operation, where one service has several
+    parent: ExpectedEffect | None = None  # the business key is the resource this one created
+
+    def key_in(self, journal: Journal) -> str | None:
+        """The business key as the journal records it; None while the parent is missing."""
+        if self.parent is None:
+            return self.business_key
+        parent_key = self.parent.key_in(journal)
+        if parent_key is None:
+            return None
+        made = [
+            e
+            for e in journal.applied_effects(self.parent.service, parent_key)
+            if self.parent.operation in (None, e.operation)
+        ]
+        return made[0].resource_id if made else None
+
+    def applied(self, journal: Journal) -> list[AppliedEffect]:
+        """Every time the service really applied this effect (the oracle wants exactly one)."""
+        key = self.key_in(journal)
+        if key is None:
+            return []
+        return [
+            e
+            for e in journal.applied_effects(self.service, key)
+            if self.operation in (None, e.operation)
+        ]
+
+    verifiable: bool = True  # a read can prove it (the oracle demands one before completion)
+    gate: str | None = None  # the approval gate that must be valid when it is requested
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,97 @@
+"""The kill-switch: the boundary hook of one worker, deciding where that worker dies.
+
+It counts hits per (step, boundary), records each one with its stable identity, applies the
+schedule's clock jumps, and at the scheduled hit either raises `Killed` (in-process tier: a
+`BaseException`, so no `except Exception` in an engine can swallow it) or sends the process
+`SIGKILL` (real tier: no cleanup of any kind can run).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.clock import Clock
+from harness.schedule import FaultSchedule, HitPoint
+
+
+class Killed(BaseException):
+    """An injected process death. Deriving from BaseException keeps `except Exception` out."""
+
+    def __init__(self, point: HitPoint) -> None:
+        super().__init__(point.label())
+        self.point = point
+
+
+@dataclass(frozen=True)
+class Hit:
+    worker: int
+    step: str | None
+    boundary: str
+    occurrence: int
+    time: float
+
+    def point(self) -> HitPoint:
+        return HitPoint(
+            worker=self.worker, step=self.step, boundary=self.boundary, occurrence=self.occurrence
+        )
+
+
+Death = Literal["raise", "sigkill"]
+
+
+class KillSwitch:
+    """The `BoundaryHook` of worker number `worker` under a fault schedule."""
+
+    def __init__(
+        self,
+        worker: int,
+        schedule: FaultSchedule,
+        clock: Clock,
+        record: Callable[[Hit], None],
+        *,
+        death: Death = "raise",
+        advance: Callable[[float], None] | None = None,
+    ) -> None:
+        self.worker = worker
+        self.clock = clock
+        self.record = record
+        self.death = death
+        self.advance = advance
+        self._counts: Counter[tuple[str | None, str]] = Counter()
+        self._crashes = {(c.step, c.boundary, c.occurrence) for c in schedule.crash_in(worker)}
+        self._jumps = {
+            (j.at.step, j.at.boundary, j.at.occurrence): j.seconds
+            for j in schedule.clock_jumps
+            if j.at.worker == worker
+        }
+        self._step: str | None = None
+
+    def __call__(self, boundary: str, step: str | None = None) -> None:
+        if step is not None:
+            self._step = step
+        self._hit(boundary, step)
+
+    def transport(self, boundary: str) -> None:
+        """A hit observed at the HTTP transport: it belongs to the step in progress."""
+        self._hit(boundary, self._step)
+
+    def _hit(self, boundary: str, step: str | None) -> None:
+        key = (step, boundary)
+        self._counts[key] += 1
+        occurrence = self._counts[key]
+        self.record(Hit(self.worker, step, boundary, occurrence, self.clock.now()))
+        jump = self._jumps.get((step, boundary, occurrence))
+        if jump is not None and self.advance is not None:
+            self.advance(jump)
+        if (step, boundary, occurrence) in self._crashes:
+            point = HitPoint(
+                worker=self.worker, step=step, boundary=boundary, occurrence=occurrence
+            )
+            if self.death == "sigkill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise Killed(point)

@@ -1,0 +1,115 @@
+"""The reference engine behind the harness protocol, and its history reader.
+
+Mutants subclass `ReferenceEngine` and swap `engine_class` (or the store), so every mutant is
+the reference engine with exactly one mistake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import JsonValue
+
+from harness.artifacts import FolderArtifacts
+from harness.dispatcher import Engine, Outcome
+from harness.envelope import open_checkpoint
+from harness.errors import IntegrityError
+from harness.integrity import SecretRef, parse_sealed
+from harness.migrations import upgrade
+from harness.model import ApprovalRecord, EffectRecord
+from harness.protocol import CheckpointView, WorkerEnv
+from harness.store import Store
+from scenarios.base import Scenario
+
+
+class ReferenceEngine:
+    engine_class: type[Engine] = Engine
+
+    def __init__(self, env: WorkerEnv, scenario: Scenario) -> None:
+        store = env.shared.get("store")
+        self.store: Store = store if isinstance(store, Store) else Store(env.store_url)
+        self.engine = self.build(env, scenario)
+
+    def build(self, env: WorkerEnv, scenario: Scenario) -> Engine:
+        return self.engine_class(
+            self.store,
+            [scenario.workflow],
+            scenario.make_adapters(env.http),
+            artifacts=FolderArtifacts(env.workdir / "artifacts"),
+            clock=env.clock,
+            versions=env.versions,
+            tenant=env.tenant,
+            owner=env.owner,
+            lease_ttl=env.lease_ttl,
+            hook=env.hook,
+        )
+
+    def start(self, scenario: Scenario, workflow_id: str, input: Mapping[str, JsonValue]) -> bool:
+        return self.engine.start(scenario.workflow.name, workflow_id, input, scenario.limits)
+
+    def resume(self, workflow_id: str) -> Outcome:
+        return self.engine.resume(workflow_id)
+
+    def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
+        self.engine.grant(workflow_id, gate, actor, ttl_s)
+
+
+def reference_factory(env: WorkerEnv, scenario: Scenario) -> ReferenceEngine:
+    return ReferenceEngine(env, scenario)
+
+
+class StoreReader:
+    """Reads the reference store for the oracle; a checkpoint that fails its seal is shown
+    as untrusted with only its row's fields, never parsed."""
+
+    def __init__(self, store: Store, tenant: str, secret: SecretRef | None = None) -> None:
+        self.store = store
+        self.tenant = tenant
+        self.secret = secret or SecretRef()
+
+    def checkpoints(self, workflow_id: str) -> list[CheckpointView]:
+        key = self.secret.resolve()
+        views = []
+        for row in self.store.checkpoints(workflow_id):
+            base: dict[str, Any] = {
+                "sequence": row.sequence,
+                "state": row.state,
+                "run_id": row.run_id,
+                "fencing_token": row.fencing_token,
+                "created_at": row.created_at,
+            }
+            try:
+                cp = open_checkpoint(row, key, self.tenant)
+            except IntegrityError as exc:
+                views.append(
+                    CheckpointView(**base, status="untrusted", reason=str(exc), trusted=False)
+                )
+                continue
+            views.append(
+                CheckpointView(
+                    **base,
+                    status=cp.status.value,
+                    reason=cp.status_reason,
+                    parent_run_id=cp.lineage.parent_run_id,
+                    decision=cp.lineage.decision,
+                    budget={k: float(v) for k, v in cp.budget.model_dump().items()},
+                    approvals=[a.model_dump(mode="json") for a in cp.approvals],
+                    outputs=dict(cp.outputs),
+                )
+            )
+        return views
+
+    def effects(self, workflow_id: str) -> list[EffectRecord]:
+        return self.store.effects(workflow_id)
+
+    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
+        return self.store.approvals(workflow_id)
+
+    def compacted_below(self, workflow_id: str) -> int:
+        return self.store.compacted_below(workflow_id)
+
+
+def unverified_document(body: bytes) -> dict[str, Any]:
+    """Parse a checkpoint body without trusting it: for display of rejected rows only."""
+    return upgrade(parse_sealed(body))

@@ -1,0 +1,349 @@
+"""Run one fault schedule against one engine, in process, and return its history.
+
+Workers are engine objects built fresh from a `WorkerEnv`; a worker ends when its run stops,
+when it raises an error, or when the kill-switch kills it. Between workers the clock moves on
+(downtime), and the schedule may tamper with the store or deploy new versions. The harness
+plays the human at approval gates, as the scenario's gate policy says.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from harness.errors import KillpointError
+from harness.history import (
+    ExpectedEffectRecord,
+    History,
+    HitRecord,
+    TamperRecord,
+    WorkerRecord,
+)
+from harness.killswitch import Hit, Killed, KillSwitch
+from harness.model import RunStatus
+from harness.protocol import EngineFactory, EngineUnderTest, HistoryReader, WorkerEnv
+from harness.reference import StoreReader, reference_factory
+from harness.schedule import FaultSchedule
+from harness.tamper import tamper_latest
+from harness.transport import BoundaryTransport
+from harness.world import World
+from scenarios.base import GatePolicy, Scenario
+
+MAX_ANSWERS = 3
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine under test: how to build a worker, read its history, tamper with its store."""
+
+    name: str
+    factory: EngineFactory
+    reader: Callable[[World], HistoryReader]
+    tamper: Callable[[World, str, str], int] | None = None
+
+
+def _reference_reader(world: World) -> HistoryReader:
+    return StoreReader(world.store, world.tenant, world.secret)
+
+
+def _reference_tamper(world: World, workflow_id: str, kind: str) -> int:
+    return tamper_latest(world.store, workflow_id, kind, world.secret)
+
+
+REFERENCE = EngineSpec("reference", reference_factory, _reference_reader, _reference_tamper)
+
+
+def workflow_id_for(scenario: Scenario, schedule: FaultSchedule) -> str:
+    return f"{scenario.name}:{schedule.run_id}"
+
+
+class _Run:
+    """The state of one run while it executes."""
+
+    def __init__(
+        self, world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
+    ) -> None:
+        self.world = world
+        self.scenario = scenario
+        self.schedule = schedule
+        self.engine = engine
+        self.workflow_id = workflow_id_for(scenario, schedule)
+        self.input = dict(scenario.make_input(schedule.run_id))
+        self.hits: list[HitRecord] = []
+        self.workers: list[WorkerRecord] = []
+        self.tampered: list[TamperRecord] = []
+        self.started = False
+        self.last_status: str | None = None
+        self.last_state = ""
+        self.last_reason = ""
+        self._lock = threading.Lock()
+
+    # -- building and driving workers -----------------------------------------------------
+
+    def record(self, hit: Hit) -> None:
+        journal_seq = self.world.services.journal.last_seq()
+        with self._lock:
+            self.hits.append(
+                HitRecord(
+                    worker=hit.worker,
+                    step=hit.step,
+                    boundary=hit.boundary,
+                    occurrence=hit.occurrence,
+                    time=hit.time,
+                    journal_seq=journal_seq,
+                )
+            )
+
+    def build(
+        self, worker: int, hook_wrap: Callable[[KillSwitch], object] | None = None
+    ) -> tuple[EngineUnderTest, httpx.Client, str, str]:
+        world, schedule = self.world, self.schedule
+        versions = world.versions
+        for deploy in schedule.deploys:
+            if worker >= deploy.from_worker:
+                versions = deploy.versions
+        switch = KillSwitch(worker, schedule, world.clock, self.record, advance=world.clock.advance)
+        hook = hook_wrap(switch) if hook_wrap else switch
+        http = httpx.Client(
+            base_url=world.services.base_url,
+            transport=BoundaryTransport(world.services.transport(), switch.transport),
+            timeout=5.0,
+        )
+        env = WorkerEnv(
+            owner=f"worker-{worker}",
+            store_url=world.store.url,
+            http=http,
+            hook=hook,  # type: ignore[arg-type]
+            clock=world.clock,
+            versions=versions,
+            tenant=world.tenant,
+            workdir=world.workdir,
+            lease_ttl=world.lease_ttl,
+            shared={"store": world.store},
+        )
+        return self.engine.factory(env, self.scenario), http, versions.plan, versions.prompt
+
+    def drive(self, engine: EngineUnderTest, worker: int) -> tuple[str, str, str, int | None]:
+        """Run one worker to its end; returns (status, state, reason, sequence)."""
+        if not self.started or self.schedule.redeliver_start:
+            engine.start(self.scenario, self.workflow_id, self.input)
+            self.started = True
+        outcome = engine.resume(self.workflow_id)
+        for _ in range(MAX_ANSWERS):
+            if outcome.status is not RunStatus.WAITING_APPROVAL:
+                break
+            gate = self._gate(outcome.state)
+            policy = self.scenario.gates.get(gate, GatePolicy())
+            engine.grant(self.workflow_id, gate, policy.actor, policy.ttl_s)
+            outcome = engine.resume(self.workflow_id)
+        return outcome.status.value, outcome.state, outcome.reason, outcome.sequence
+
+    def _gate(self, state: str) -> str:
+        transition = self.scenario.workflow.transition_from(state)
+        if transition is None or transition.step.gate is None:
+            raise KillpointError(f"run waits for approval in state {state!r}, which has no gate")
+        return transition.step.gate
+
+    def run_worker(
+        self, worker: int, hook_wrap: Callable[[KillSwitch], object] | None = None
+    ) -> WorkerRecord:
+        clock = self.world.clock
+        engine, http, plan, prompt = self.build(worker, hook_wrap)
+        started_at, wall = clock.now(), time.perf_counter()
+        first_hit = len(self.hits)
+        status = state = None
+        sequence: int | None = None
+        reason = ""
+        try:
+            status, state, reason, sequence = self.drive(engine, worker)
+            end = "stopped"
+        except Killed as killed:
+            end, reason = "killed", f"killed at {killed.point.label()}"
+        except KillpointError as exc:
+            end, reason = "error", f"{type(exc).__name__}: {exc}"
+        finally:
+            http.close()
+        record = WorkerRecord(
+            worker=worker,
+            owner=f"worker-{worker}",
+            plan_version=plan,
+            prompt_version=prompt,
+            end=end,
+            status=status,
+            state=state,
+            sequence=sequence,
+            reason=reason,
+            hits=sum(1 for h in self.hits[first_hit:] if h.worker == worker),
+            started_at=started_at,
+            ended_at=clock.now(),
+            journal_seq_end=self.world.services.journal.last_seq(),
+            wall_s=time.perf_counter() - wall,
+        )
+        with self._lock:
+            self.workers.append(record)
+        if status is not None:
+            self.last_status, self.last_state, self.last_reason = status, state or "", reason
+        return record
+
+    # -- between workers ----------------------------------------------------------------
+
+    def between(self, worker: int) -> None:
+        self.world.clock.advance(self.schedule.downtime_s)
+        for tamper in self.schedule.tamper:
+            if tamper.after_worker == worker and self.engine.tamper is not None:
+                sequence = self.engine.tamper(self.world, self.workflow_id, tamper.kind)
+                self.tampered.append(
+                    TamperRecord(
+                        after_worker=worker,
+                        kind=tamper.kind,
+                        sequence=sequence,
+                        time=self.world.clock.now(),
+                        journal_seq=self.world.services.journal.last_seq(),
+                    )
+                )
+
+    def more_scheduled(self, worker: int) -> bool:
+        s = self.schedule
+        return any(t.after_worker >= worker for t in s.tamper) or any(
+            d.from_worker > worker for d in s.deploys
+        )
+
+    # -- the whole run --------------------------------------------------------------------
+
+    def execute(self) -> History:
+        worker = 0
+        while worker < self.schedule.max_workers:
+            pair = self.schedule.interleave
+            if (
+                pair is not None
+                and pair.after_worker == worker - 1
+                and worker + 1 < (self.schedule.max_workers)
+            ):
+                records = run_pair(self, worker, pair.switch_at, pair.pause_expires_lease)
+                worker += 2
+                done = any(r.end == "stopped" and _terminal(r.status) for r in records)
+            else:
+                record = self.run_worker(worker)
+                done = record.end == "stopped" and _terminal(record.status)
+                worker += 1
+            if done and not self.more_scheduled(worker - 1):
+                break
+            self.between(worker - 1)
+        return self.history()
+
+    def history(self) -> History:
+        reader = self.engine.reader(self.world)
+        journal = self.world.services.journal
+        checkpoints = reader.checkpoints(self.workflow_id)
+        status = self.last_status or (checkpoints[-1].status if checkpoints else "absent")
+        return History(
+            scenario=self.scenario.name,
+            workflow_id=self.workflow_id,
+            schedule=self.schedule,
+            limits=self.scenario.limits,
+            expected=[
+                ExpectedEffectRecord(
+                    service=e.service,
+                    business_key=e.business_key,
+                    irreversible=e.irreversible,
+                    verifiable=e.verifiable,
+                    gate=e.gate,
+                )
+                for e in self.scenario.expected_effects(self.input)
+            ],
+            hits=self.hits,
+            workers=sorted(self.workers, key=lambda w: w.worker),
+            tampered=self.tampered,
+            checkpoints=checkpoints,
+            compacted_below=reader.compacted_below(self.workflow_id),
+            effects=[e.model_dump(mode="json") for e in reader.effects(self.workflow_id)],
+            approvals=[a.model_dump(mode="json") for a in reader.approvals(self.workflow_id)],
+            requests=[r.to_json() for r in journal.requests()],
+            applied=[a.to_json() for a in journal.applied_effects()],
+            final_status=status,
+            final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
+            final_reason=self.last_reason,
+        )
+
+
+def _terminal(status: str | None) -> bool:
+    return status is not None and status not in ("running", "waiting_approval")
+
+
+def run_pair(run: _Run, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
+    """Two workers recover at once, one at a time, switching after the scheduled hits."""
+    baton = _Baton(
+        set(switch_at), run.world.clock.advance if expire else None, run.world.lease_ttl + 1
+    )
+    results: list[WorkerRecord] = []
+
+    def body(slot: int) -> None:
+        baton.wait_turn(slot)
+        try:
+            results.append(run.run_worker(first + slot, lambda s: baton.hook(slot, s)))
+        finally:
+            baton.finish(slot)
+
+    threads = [threading.Thread(target=body, args=(slot,)) for slot in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+class _Baton:
+    """Lets exactly one of two workers run; hands over at scheduled boundary hits."""
+
+    def __init__(
+        self, switch_at: set[int], advance: Callable[[float], None] | None, pause: float
+    ) -> None:
+        self.switch_at = switch_at
+        self.advance = advance
+        self.pause = pause
+        self.turn = 0
+        self.count = 0
+        self.done = [False, False]
+        self.cond = threading.Condition()
+
+    def hook(self, slot: int, switch: KillSwitch) -> Callable[..., None]:
+        def hook(boundary: str, step: str | None = None) -> None:
+            switch(boundary, step)
+            self.after_hit(slot)
+
+        return hook
+
+    def after_hit(self, slot: int) -> None:
+        with self.cond:
+            index = self.count
+            self.count += 1
+            other = 1 - slot
+            if index in self.switch_at and not self.done[other]:
+                if self.advance is not None:
+                    self.advance(self.pause)
+                self.turn = other
+                self.cond.notify_all()
+                self.cond.wait_for(lambda: self.turn == slot)
+
+    def wait_turn(self, slot: int) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.turn == slot)
+
+    def finish(self, slot: int) -> None:
+        with self.cond:
+            self.done[slot] = True
+            self.turn = 1 - slot
+            self.cond.notify_all()
+
+
+def run_schedule(
+    world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec = REFERENCE
+) -> History:
+    world.services.reset()
+    world.services.set_plan(schedule.network)
+    world.runs += 1
+    return _Run(world, scenario, schedule, engine).execute()

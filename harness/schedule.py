@@ -1,0 +1,133 @@
+"""Fault schedules: the whole plan of one run, as JSON, so any run can be replayed exactly.
+
+A schedule says which worker dies at which boundary hit, which requests the network loses, when
+the clock jumps, whether a checkpoint is tampered or a new version deployed between workers,
+whether the start message is redelivered, and how concurrent workers interleave. Replaying a
+schedule re-runs the same decisions in the same order; nothing in a run is random.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fake_services.faults import FaultPlan
+from harness.errors import KillpointError
+from harness.model import Versions
+
+Tier = Literal["inprocess", "real"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class HitPoint(_Frozen):
+    """The `occurrence`-th hit of (step, boundary) in worker number `worker` (0 is the first)."""
+
+    worker: int = Field(ge=0)
+    step: str | None
+    boundary: str
+    occurrence: int = Field(default=1, ge=1)
+
+    def label(self) -> str:
+        at = f"{self.step}:" if self.step else ""
+        suffix = f"#{self.occurrence}" if self.occurrence > 1 else ""
+        return f"w{self.worker} {at}{self.boundary}{suffix}"
+
+
+class ClockJump(_Frozen):
+    """Move the clock forward when a boundary is hit: a pause, a slow disk, a long GC."""
+
+    at: HitPoint
+    seconds: float = Field(gt=0)
+
+
+class Tamper(_Frozen):
+    """Alter the latest stored checkpoint after a worker has stopped."""
+
+    after_worker: int = Field(ge=0)
+    kind: Literal["flip_byte", "wrong_tenant", "unsupported_schema"]
+
+
+class Deploy(_Frozen):
+    """From worker `from_worker` on, workers run these versions (a deploy mid-run)."""
+
+    from_worker: int = Field(ge=1)
+    versions: Versions
+
+
+class Interleave(_Frozen):
+    """Two workers recover at once; they run one at a time and switch at boundary hits.
+
+    `switch_at` lists global hit indices (counted over both workers from 0) after which the
+    other worker gets the turn; `pause_expires_lease` advances the clock past the lease ttl at
+    each switch, so the paused worker's lease lapses while it waits.
+    """
+
+    after_worker: int = Field(ge=0)
+    switch_at: tuple[int, ...] = ()
+    pause_expires_lease: bool = False
+
+
+class FaultSchedule(_Frozen):
+    version: Literal[1] = 1
+    scenario: str
+    run_id: str
+    tier: Tier = "inprocess"
+    variant: str = ""
+    crashes: tuple[HitPoint, ...] = ()
+    network: FaultPlan = Field(default_factory=FaultPlan)
+    clock_jumps: tuple[ClockJump, ...] = ()
+    downtime_s: float = Field(default=60.0, ge=0)
+    tamper: tuple[Tamper, ...] = ()
+    deploys: tuple[Deploy, ...] = ()
+    redeliver_start: bool = False
+    interleave: Interleave | None = None
+    max_workers: int = Field(default=12, ge=1)
+
+    def crash_in(self, worker: int) -> list[HitPoint]:
+        return [c for c in self.crashes if c.worker == worker]
+
+    @property
+    def faulty(self) -> bool:
+        return bool(self.crashes or self.network.rules or self.tamper or self.interleave)
+
+    def describe(self) -> str:
+        parts = [c.label() for c in self.crashes]
+        parts += [f"{r.service}.{r.operation}:{r.mode}" for r in self.network.rules]
+        parts += [f"tamper:{t.kind}@w{t.after_worker}" for t in self.tamper]
+        parts += [f"deploy@w{d.from_worker}" for d in self.deploys]
+        parts += [f"jump {j.seconds:g}s@{j.at.label()}" for j in self.clock_jumps]
+        if self.redeliver_start:
+            parts.append("redelivered start")
+        if self.interleave:
+            parts.append(f"two workers after w{self.interleave.after_worker}")
+        return ", ".join(parts) or "no faults"
+
+
+def load_schedule(path: str | Path) -> FaultSchedule:
+    """Read a schedule file; a clear `KillpointError` for anything that is not one."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise KillpointError(f"cannot read schedule {path}: {exc.strerror}") from exc
+    try:
+        return FaultSchedule.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise KillpointError(
+            f"{path} is not a killpoint fault schedule: {where}: {first['msg']}"
+        ) from exc
+
+
+def save_schedule(schedule: FaultSchedule, path: str | Path) -> Path:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    tmp.write_text(schedule.model_dump_json(indent=2))
+    tmp.replace(target)
+    return target

@@ -1,0 +1,79 @@
+"""The in-process world a campaign runs in: one store, one set of services, one clock.
+
+Shared by every run of a campaign for speed (creating a database per run would cost more than
+the run). Runs stay independent because each uses its own workflow id and business keys, and the
+services' journal and fault counters are reset before each run. A worker's death drops the
+worker's objects; the store connection pool is shared because no boundary is ever inside a
+transaction, so a dead worker cannot leave one open.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fake_services import InProcessServices, ServiceClock
+from harness.integrity import DEFAULT_KEY_ENV, SecretRef
+from harness.model import Versions
+from harness.store import Store
+
+EPOCH = 1_800_000_000.0
+BASE_VERSIONS = Versions(
+    plan="plan@1", prompt="prompt@1", model_contract="contract@1", tool_schema="tools@1"
+)
+
+
+class SharedTime:
+    """The engine's clock and the services' clock are one: a jump moves both."""
+
+    def __init__(self, service_clock: ServiceClock) -> None:
+        self.service_clock = service_clock
+
+    def now(self) -> float:
+        return self.service_clock.now()
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> None:
+        self.service_clock.advance(seconds)
+
+
+def ensure_key(env: str = DEFAULT_KEY_ENV) -> SecretRef:
+    """The checkpoint key's reference; a random key for this process when none is set."""
+    if not os.environ.get(env):
+        os.environ[env] = secrets.token_hex(32)
+    return SecretRef(env)
+
+
+@dataclass
+class World:
+    workdir: Path
+    store: Store
+    services: InProcessServices
+    clock: SharedTime
+    secret: SecretRef
+    tenant: str = "tenant-a"
+    lease_ttl: float = 30.0
+    versions: Versions = BASE_VERSIONS
+    runs: int = field(default=0)
+
+    @classmethod
+    def open(cls, workdir: str | Path, store_url: str | None = None) -> World:
+        root = Path(workdir)
+        root.mkdir(parents=True, exist_ok=True)
+        url = store_url or f"sqlite:///{root / 'store.sqlite'}"
+        service_clock = ServiceClock(start=EPOCH)
+        return cls(
+            workdir=root,
+            store=Store(url),
+            services=InProcessServices(clock=service_clock),
+            clock=SharedTime(service_clock),
+            secret=ensure_key(),
+        )
+
+    def close(self) -> None:
+        self.services.close()
+        self.store.close()
