@@ -53,6 +53,11 @@ def _receipt(resource_id: str, document: Mapping[str, Any], **detail: JsonValue)
     return Receipt(resource_id=resource_id, result_hash=digest, detail=dict(detail))
 
 
+def _operation(intent: EffectIntent) -> str:
+    """The service operation an intent names; a batch item may suffix it (`create_post#3`)."""
+    return intent.operation.partition("#")[0]
+
+
 def _unknown_operation(service: str, intent: EffectIntent) -> DefinitionError:
     return DefinitionError(f"{service} has no effect operation {intent.operation!r}")
 
@@ -81,7 +86,7 @@ class PaymentsAdapter:
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
         with _translated(self.service, intent.operation):
-            if intent.operation == "charge":
+            if _operation(intent) == "charge":
                 charge = self.client.create_charge(
                     key,
                     _str(intent, "order_id"),
@@ -89,7 +94,7 @@ class PaymentsAdapter:
                     _str(intent, "currency"),
                 )
                 return self._charge_receipt(charge)
-            if intent.operation == "refund":
+            if _operation(intent) == "refund":
                 refund = self.client.refund(
                     key, _str(intent, "charge_id"), _int(intent, "amount_cents")
                 )
@@ -98,10 +103,10 @@ class PaymentsAdapter:
 
     def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
         with _translated(self.service, intent.operation):
-            if intent.operation == "charge":
+            if _operation(intent) == "charge":
                 charge = self.client.charge_by_key(key)
                 return None if charge is None else self._charge_receipt(charge)
-            if intent.operation == "refund":
+            if _operation(intent) == "refund":
                 refund = self.client.refund_by_key(key)
                 return None if refund is None else self._refund_receipt(refund)
         raise _unknown_operation(self.service, intent)
@@ -153,7 +158,7 @@ class CmsAdapter:
         self.client = fs.CmsClient(http)
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
-        if intent.operation != "create_post":
+        if _operation(intent) != "create_post":
             raise _unknown_operation(self.service, intent)
         image = intent.args.get("image_sha256")
         with _translated(self.service, intent.operation):
@@ -192,7 +197,7 @@ class MailerAdapter:
         self.client = fs.MailerClient(http)
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
-        if intent.operation != "send":
+        if _operation(intent) != "send":
             raise _unknown_operation(self.service, intent)
         with _translated(self.service, intent.operation):
             message = self.client.send(
@@ -222,7 +227,7 @@ class PublisherAdapter:
         self.client = fs.PublisherClient(http)
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
-        if intent.operation != "publish":
+        if _operation(intent) != "publish":
             raise _unknown_operation(self.service, intent)
         with _translated(self.service, intent.operation):
             publication = self.client.publish(_str(intent, "ref"), _str(intent, "content"))
@@ -286,7 +291,7 @@ class ArtifactsAdapter:
         self.client = fs.ArtifactsClient(http)
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
-        if intent.operation != "put":
+        if _operation(intent) != "put":
             raise _unknown_operation(self.service, intent)
         data = base64.b64decode(_str(intent, "content_b64"))
         with _translated(self.service, intent.operation):
