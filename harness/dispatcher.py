@@ -277,6 +277,8 @@ class Engine:
                 raise DefinitionError(f"state {cp.state!r} of {wf.name!r} has no transition")
             change = self._budget_stop(session, cp) or self._step(session, wf, cp, transition)
             cp = self._commit(session, wf, cp, change, transition.step, key)
+            if cp.status is RunStatus.WAITING_APPROVAL:
+                break  # entered waiting only to try an answered gate; an unanswered one parks
         return cp
 
     def _budget_stop(self, session: Session, cp: Checkpoint) -> _Change | None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 import httpx
 import pytest
 
 from fake_services import InProcessServices
 from harness import Engine, FakeClock, Store
+from scenarios.adapters import adapters_for
+from tests.conftest import OpenStore
 from tests.harness.flows import make_engine
 
 
@@ -29,3 +32,25 @@ def http(services: InProcessServices) -> Iterator[httpx.Client]:
 def engine(store: Store, clock: FakeClock, tmp_path: Path, checkpoint_key: bytes) -> Engine:
     """A worker with only the pure workflows (no services needed)."""
     return make_engine(store, clock, tmp_path)
+
+
+class NewWorker(Protocol):
+    def __call__(
+        self, hook: Callable[[str, str | None], None] | None = None, **kwargs: Any
+    ) -> Engine: ...
+
+
+@pytest.fixture
+def new_worker(
+    open_store: OpenStore,
+    clock: FakeClock,
+    tmp_path: Path,
+    http: httpx.Client,
+    checkpoint_key: bytes,
+) -> NewWorker:
+    """Start a worker as a restarted process would: its own Store, Engine and adapters."""
+
+    def start(hook: Callable[[str, str | None], None] | None = None, **kwargs: Any) -> Engine:
+        return make_engine(open_store(), clock, tmp_path, adapters_for(http), hook=hook, **kwargs)
+
+    return start

@@ -62,7 +62,7 @@ def _post_intents(ctx: StepContext) -> Sequence[EffectIntent]:
 def _charge_intents(ctx: StepContext) -> Sequence[EffectIntent]:
     return [
         EffectIntent(
-            operation="create_charge",
+            operation="charge",
             service="payments",
             args={
                 "order_id": str(ctx.input["order_id"]),
@@ -142,6 +142,40 @@ def pay_flow() -> Workflow:
     )
 
 
+def _mail_intents(ctx: StepContext) -> Sequence[EffectIntent]:
+    return [
+        EffectIntent(
+            operation="send",
+            service="mailer",
+            args={"to": str(ctx.input["to"]), "subject": "done", "body": "your run finished"},
+            high_impact=True,
+        )
+    ]
+
+
+def notify_flow() -> Workflow:
+    """One irreversible e-mail that the mailer cannot be asked about."""
+    return Workflow(
+        name="notify",
+        plan_version="flows@1",
+        states=("start", "sent", "done"),
+        initial="start",
+        terminal=DONE,
+        transitions=(
+            Transition(
+                "start",
+                "sent",
+                Step("mail", StepKind.EFFECT, intents=_mail_intents, service="mailer"),
+            ),
+            Transition(
+                "sent",
+                "done",
+                Step("verify_mail", StepKind.VERIFY, service="mailer", target_step="mail"),
+            ),
+        ),
+    )
+
+
 def artifact_flow() -> Workflow:
     """expensive (kept as an artifact) → pure step that reads the artifact back."""
 
@@ -171,7 +205,13 @@ def artifact_flow() -> Workflow:
     )
 
 
-ALL_FLOWS: tuple[Callable[[], Workflow], ...] = (pure_flow, publish_flow, pay_flow, artifact_flow)
+ALL_FLOWS: tuple[Callable[[], Workflow], ...] = (
+    pure_flow,
+    publish_flow,
+    pay_flow,
+    notify_flow,
+    artifact_flow,
+)
 
 
 def make_engine(

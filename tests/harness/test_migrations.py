@@ -127,9 +127,7 @@ def test_v1_migrates_through_v2_to_the_current_schema(clock: FakeClock) -> None:
     cp = Checkpoint.model_validate(upgrade(v1_doc(clock)))
     assert cp.schema_version == 3
     assert cp.tenant == "default"
-    assert cp.budget == Budget(
-        attempts_left=8, steps_left=45, cost_left=93, time_left_ms=3_599_000
-    )
+    assert cp.budget == Budget(attempts_left=8, steps_left=45, cost_left=93, time_left_ms=3_599_000)
     assert [(a.gate, a.actor, a.expires_at) for a in cp.approvals] == [
         ("pay", "alice", clock.now() + 600)
     ]

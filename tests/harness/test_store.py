@@ -34,7 +34,9 @@ def _started(engine: Engine, workflow_id: str = "wf-1") -> Checkpoint:
 
 def _next(cp: Checkpoint, state: str, clock: FakeClock) -> NewCheckpoint:
     return seal_checkpoint(
-        cp.model_copy(update={"sequence": cp.sequence + 1, "state": state, "created_at": clock.now()}),
+        cp.model_copy(
+            update={"sequence": cp.sequence + 1, "state": state, "created_at": clock.now()}
+        ),
         KEY,
     )
 
@@ -155,7 +157,12 @@ def test_ledger_moves_only_from_expected_statuses_and_spends_attempts(
     assert again == first  # the intent committed first wins: a retry cannot change it
 
     started = store.mark_effect(
-        lease, clock.now(), "s/op", EffectStatus.STARTED, expect=[EffectStatus.PREPARED], attempt=True
+        lease,
+        clock.now(),
+        "s/op",
+        EffectStatus.STARTED,
+        expect=[EffectStatus.PREPARED],
+        attempt=True,
     )
     assert started.attempts == 1
     assert store.workflow("wf-1").attempts_left == attempts - 1
@@ -185,10 +192,8 @@ def test_idempotency_keys_are_unique_across_the_ledger(
     _started(engine)
     lease = store.acquire_lease("wf-1", "worker-a", 30, clock.now())
     store.prepare_effect(lease, clock.now(), _effect("wf-1", clock, "s/op"))
-    clash = _effect("wf-1", clock, "s/other").model_copy(
-        update={"idempotency_key": "kp-wf-1-s/op"}
-    )
-    with pytest.raises(Exception, match="(?i)unique|duplicate"):
+    clash = _effect("wf-1", clock, "s/other").model_copy(update={"idempotency_key": "kp-wf-1-s/op"})
+    with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
         store.prepare_effect(lease, clock.now(), clash)
     assert _row_count(store, t.effects) == 1
 
