@@ -30,7 +30,7 @@ APPROVAL_TTL_S = 3_600.0
 
 def make_input(run_id: str) -> dict[str, JsonValue]:
     return {
-        "order_id": f"order-{run_id}",
+        "order_id": f"approval-order-{run_id}",
         "amount_cents": 25_000,
         "currency": "EUR",
         "refund_cents": 25_000,

@@ -39,7 +39,11 @@ def make_input(run_id: str) -> dict[str, JsonValue]:
 
 
 def make_incompatible_input(run_id: str) -> dict[str, JsonValue]:
-    return {**make_input(run_id), "output_schema": "summary-v9"}
+    return {
+        **make_input(run_id),
+        "report_ref": f"incompatible-report-{run_id}",
+        "output_schema": "summary-v9",
+    }
 
 
 def gather(ctx: StepContext) -> bytes:

@@ -37,7 +37,7 @@ def make_input(run_id: str) -> dict[str, JsonValue]:
 
 
 def make_undeliverable_input(run_id: str) -> dict[str, JsonValue]:
-    return {**make_input(run_id), "shipment_ref": ""}
+    return {**make_input(run_id), "order_id": f"undeliverable-order-{run_id}", "shipment_ref": ""}
 
 
 def validate_order(ctx: StepContext) -> JsonValue:
