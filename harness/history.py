@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.budget import BudgetLimits
 from harness.protocol import CheckpointView
@@ -58,6 +58,15 @@ class TamperRecord(_Model):
     journal_seq: int
 
 
+class GrantRecord(_Model):
+    """An approval the harness gave, playing the human: when, and until when."""
+
+    gate: str
+    time: float
+    expires_at: float
+    journal_seq: int
+
+
 class ExpectedEffectRecord(_Model):
     service: str
     business_key: str
@@ -75,12 +84,14 @@ class History(_Model):
     hits: list[HitRecord]
     workers: list[WorkerRecord]
     tampered: list[TamperRecord] = []
+    grants: list[GrantRecord] = []
     checkpoints: list[CheckpointView]
     compacted_below: int = 0
-    effects: list[dict[str, JsonValue]]
-    approvals: list[dict[str, JsonValue]]
-    requests: list[dict[str, JsonValue]]
-    applied: list[dict[str, JsonValue]]
+    effects: list[dict[str, Any]]
+    approvals: list[dict[str, Any]]
+    requests: list[dict[str, Any]]
+    applied: list[dict[str, Any]]
+    expected_status: str = "completed"
     final_status: str
     final_state: str
     final_reason: str = ""

@@ -102,7 +102,7 @@ class Budget(Frozen):
     def exhausted(self) -> str | None:
         for name in ("attempts_left", "steps_left", "cost_left", "time_left_ms"):
             if getattr(self, name) <= 0:
-                return name.removesuffix("_left")
+                return name.split("_left")[0]
         return None
 
 

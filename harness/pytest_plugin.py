@@ -24,7 +24,5 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def killpoint_store_url(request: pytest.FixtureRequest, tmp_path: object) -> str:
     """The store URL a test should use: the option, the environment, or a fresh SQLite file."""
-    chosen = request.config.getoption("--killpoint-db") or os.environ.get(
-        "KILLPOINT_DATABASE_URL"
-    )
+    chosen = request.config.getoption("--killpoint-db") or os.environ.get("KILLPOINT_DATABASE_URL")
     return str(chosen) if chosen else f"sqlite:///{tmp_path}/killpoint.sqlite"

@@ -18,6 +18,7 @@ import httpx
 from harness.errors import KillpointError
 from harness.history import (
     ExpectedEffectRecord,
+    GrantRecord,
     History,
     HitRecord,
     TamperRecord,
@@ -76,6 +77,7 @@ class _Run:
         self.hits: list[HitRecord] = []
         self.workers: list[WorkerRecord] = []
         self.tampered: list[TamperRecord] = []
+        self.grants: list[GrantRecord] = []
         self.started = False
         self.last_status: str | None = None
         self.last_state = ""
@@ -139,6 +141,15 @@ class _Run:
             gate = self._gate(outcome.state)
             policy = self.scenario.gates.get(gate, GatePolicy())
             engine.grant(self.workflow_id, gate, policy.actor, policy.ttl_s)
+            now = self.world.clock.now()
+            self.grants.append(
+                GrantRecord(
+                    gate=gate,
+                    time=now,
+                    expires_at=now + policy.ttl_s,
+                    journal_seq=self.world.services.journal.last_seq(),
+                )
+            )
             outcome = engine.resume(self.workflow_id)
         return outcome.status.value, outcome.state, outcome.reason, outcome.sequence
 
@@ -258,12 +269,14 @@ class _Run:
             hits=self.hits,
             workers=sorted(self.workers, key=lambda w: w.worker),
             tampered=self.tampered,
+            grants=self.grants,
             checkpoints=checkpoints,
             compacted_below=reader.compacted_below(self.workflow_id),
             effects=[e.model_dump(mode="json") for e in reader.effects(self.workflow_id)],
             approvals=[a.model_dump(mode="json") for a in reader.approvals(self.workflow_id)],
             requests=[r.to_json() for r in journal.requests()],
             applied=[a.to_json() for a in journal.applied_effects()],
+            expected_status=self.scenario.expected_status.value,
             final_status=status,
             final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
             final_reason=self.last_reason,

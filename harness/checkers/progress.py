@@ -1,0 +1,49 @@
+"""Progress: once faults stop, recovery reaches a terminal state within a bounded number of
+workers; a run without faults ends the way its scenario says."""
+
+from __future__ import annotations
+
+from harness.checkers._common import ok, violated
+from harness.history import History
+from harness.results import EvidenceRef, Verdict
+from harness.workflow import Workflow
+
+NAME = "progress"
+TERMINAL = frozenset(
+    {"completed", "compensated", "needs_review", "budget_exhausted", "quarantined", "failed"}
+)
+RECOVERY_WORKERS = 3  # after the last fault: one to recover, room for a lease to lapse
+
+
+def check_progress(history: History, workflow: Workflow) -> Verdict:
+    workers = history.workers
+    if history.final_status not in TERMINAL:
+        last = workers[-1] if workers else None
+        evidence = [f"{len(workers)} worker(s) ran; final status {history.final_status}"]
+        if last is not None:
+            evidence.append(f"worker {last.worker} ended {last.end}: {last.reason}")
+        return violated(
+            NAME,
+            f"no terminal state after {len(workers)} workers",
+            evidence,
+            [EvidenceRef(kind="worker", index=w.worker) for w in workers[-1:]],
+        )
+    last_fault = max((w.worker for w in history.deaths), default=-1)
+    for tamper in history.tampered:
+        last_fault = max(last_fault, tamper.after_worker)
+    after = [w for w in workers if w.worker > last_fault]
+    if len(after) > RECOVERY_WORKERS:
+        return violated(
+            NAME,
+            f"recovery needed {len(after)} workers after the last fault",
+            [f"worker {w.worker}: {w.end} {w.status or ''} {w.reason}" for w in after[:4]],
+            [EvidenceRef(kind="worker", index=w.worker) for w in after[:4]],
+        )
+    if not history.schedule.faulty and history.final_status != history.expected_status:
+        return violated(
+            NAME,
+            f"a run without faults ended {history.final_status}, "
+            f"expected {history.expected_status}",
+            [f"final: {history.final_status} in {history.final_state}: {history.final_reason}"],
+        )
+    return ok(NAME, f"{history.final_status} after {len(workers)} worker(s)")

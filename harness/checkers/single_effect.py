@@ -1,0 +1,84 @@
+"""Single effect: each logical operation happened at most once in the world, and exactly once
+when the workflow claims completion; an irreversible action is never attempted twice."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from harness.checkers._common import (
+    cite_effect,
+    cite_request,
+    is_mutation,
+    ok,
+    request_refs,
+    violated,
+)
+from harness.history import History
+from harness.results import EvidenceRef, Verdict
+from harness.workflow import Workflow
+
+NAME = "single_effect"
+
+
+def check_single_effect(history: History, workflow: Workflow) -> Verdict:
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for effect in history.applied:
+        groups[
+            (str(effect["service"]), str(effect["operation"]), str(effect["business_key"]))
+        ].append(effect)
+    for (service, operation, key), effects in sorted(
+        groups.items(), key=lambda kv: kv[1][1]["seq"] if len(kv[1]) > 1 else 1 << 60
+    ):
+        if len(effects) > 1:
+            first, second = effects[0], effects[1]
+            return violated(
+                NAME,
+                f"{service}.{operation} [{key}] took effect {len(effects)} times",
+                [cite_effect(first), cite_effect(second)],
+                [
+                    EvidenceRef(kind="request", index=int(first["seq"])),
+                    EvidenceRef(kind="request", index=int(second["seq"])),
+                ],
+            )
+    for expected in history.expected:
+        if not expected.irreversible:
+            continue
+        sends = [
+            r
+            for r in history.requests
+            if is_mutation(r)
+            and r["service"] == expected.service
+            and r["business_key"] == expected.business_key
+        ]
+        if len(sends) > 1:
+            return violated(
+                NAME,
+                f"irreversible {expected.service} [{expected.business_key}] was attempted "
+                f"{len(sends)} times; an unknown outcome must go to review, not be retried",
+                [cite_request(sends[0]), cite_request(sends[1])],
+                request_refs(sends[:2]),
+            )
+    if history.final_status == "completed":
+        for expected in history.expected:
+            count = len(groups_for(groups, expected.service, expected.business_key))
+            if count != 1:
+                return violated(
+                    NAME,
+                    f"completed, but {expected.service} [{expected.business_key}] took effect "
+                    f"{count} times",
+                    [
+                        f"final checkpoint: status completed in state {history.final_state}",
+                        f"{expected.service} journal holds {count} effect(s) for "
+                        f"{expected.business_key}",
+                    ],
+                )
+    return ok(NAME, f"{len(history.applied)} effect(s), none repeated")
+
+
+def groups_for(
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]], service: str, key: str
+) -> list[dict[str, Any]]:
+    return [
+        e for (s, _, k), effects in groups.items() if s == service and k == key for e in effects
+    ]

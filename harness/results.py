@@ -1,0 +1,124 @@
+"""What a campaign produces: verdicts per run, raw measures, coverage, mutant scores.
+
+This is the only thing reports read. It is plain pydantic so shards can be written as JSON on
+different machines and merged into one report.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.history import History
+from harness.schedule import FaultSchedule
+
+Valid = bool | Literal["unknown"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class EvidenceRef(_Model):
+    """Points into a history: a service request (journal seq), a checkpoint (sequence),
+    a boundary hit (index in `History.hits`) or a worker (number)."""
+
+    kind: Literal["request", "checkpoint", "hit", "worker", "effect", "tamper"]
+    index: int
+
+
+class Verdict(_Model):
+    checker: str
+    valid: Valid
+    summary: str = ""
+    evidence: list[str] = []
+    refs: list[EvidenceRef] = []
+
+
+def combine(verdicts: list[Verdict]) -> Valid:
+    """Jepsen's rule: false beats unknown beats true."""
+    if any(v.valid is False for v in verdicts):
+        return False
+    if any(v.valid == "unknown" for v in verdicts):
+        return "unknown"
+    return True
+
+
+class RunMeasures(_Model):
+    """Raw measures of one run; campaign metrics are aggregated from these."""
+
+    deaths: int = 0
+    workers: int = 0
+    resumed: bool = False  # at least one worker started after a death
+    recovered: bool = False  # resumed and reached a terminal state
+    recovery_steps: int = 0  # boundary hits from the first death to the end
+    recovery_clock_s: float = 0.0  # injected-clock time from the first death to the end
+    recovery_wall_s: float = 0.0
+    checkpoints: int = 0
+    steps: int = 0
+    store_rows: int = 0
+    store_bytes: int = 0
+    duplicate_effects: int = 0
+    downstream_attempts: int = 0
+    needs_review: bool = False
+    within_budget: bool = True
+    unresolved_effect_age_s: float | None = None
+    migration_failures: int = 0
+
+
+RunKind = Literal["clean", "single", "double", "network", "named", "generated", "replay"]
+
+
+class RunResult(_Model):
+    run_id: str
+    scenario: str
+    kind: RunKind
+    label: str
+    schedule: FaultSchedule
+    final_status: str
+    final_state: str
+    final_reason: str = ""
+    crashed_at: list[str] = []  # boundary labels this run crashed at (coverage)
+    verdicts: list[Verdict]
+    valid: Valid
+    measures: RunMeasures
+    schedule_file: str | None = None
+    history: History | None = None  # kept for violations, where the report draws a timeline
+
+
+class ScenarioCoverage(_Model):
+    scenario: str
+    boundaries_discovered: list[str]
+    boundaries_crashed: list[str]
+    runs: int
+    violations: int
+    outcome_by_boundary: dict[str, str] = {}  # label -> "ok" | "violation" | a final status
+
+
+class MutantResult(_Model):
+    mutant: str
+    description: str = ""
+    caught: bool
+    checker: str | None = None
+    runs_to_detection: int | None = None
+    schedule: FaultSchedule | None = None
+
+
+class CampaignResult(_Model):
+    version: Literal[1] = 1
+    engine: str
+    tier: str
+    backend: str
+    seed: int = 0
+    profile: str = "default"
+    shard: str | None = None
+    started_at: str
+    duration_s: float = 0.0
+    scenarios: list[ScenarioCoverage]
+    runs: list[RunResult]
+    mutants: list[MutantResult] = Field(default_factory=list)
+
+    @property
+    def violations(self) -> list[RunResult]:
+        return [r for r in self.runs if r.valid is False]
