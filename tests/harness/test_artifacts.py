@@ -1,0 +1,99 @@
+"""Artifacts: content-addressed, re-hashed on read; missing or altered ones stop the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import FakeClock, RunStatus, Store
+from harness import boundaries as b
+from harness.artifacts import FolderArtifacts
+from harness.envelope import open_checkpoint
+from harness.errors import ArtifactError
+from harness.integrity import sha256_hex
+from tests.conftest import TEST_KEY
+from tests.harness.conftest import NewWorker
+from tests.harness.flows import Crash, Died
+
+KEY = TEST_KEY.encode()
+DATA = b"rendered report"
+
+
+def test_folder_artifacts_are_content_addressed(tmp_path: Path) -> None:
+    store = FolderArtifacts(tmp_path)
+    sha, uri = store.put(DATA)
+    assert (sha, uri) == (sha256_hex(DATA), f"artifact:sha256/{sha256_hex(DATA)}")
+    assert store.put(DATA) == (sha, uri)
+    assert store.get(sha) == DATA
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [sha]
+
+
+def test_a_missing_or_altered_artifact_is_never_returned(tmp_path: Path) -> None:
+    store = FolderArtifacts(tmp_path)
+    sha, _ = store.put(DATA)
+    store.path(sha).write_bytes(b"tampered")
+    with pytest.raises(ArtifactError, match="does not match its sha256"):
+        store.get(sha)
+    store.path(sha).unlink()
+    with pytest.raises(ArtifactError, match="is missing"):
+        store.get(sha)
+
+
+def test_the_artifact_is_recorded_with_its_hash_in_the_checkpoint(
+    new_worker: NewWorker, store: Store
+) -> None:
+    assert new_worker().run("artifact", "wf-1", {"slug": "x"}).status is RunStatus.COMPLETED
+    cp = open_checkpoint(store.checkpoints("wf-1")[-1], KEY, "default")
+    [ref] = cp.artifacts
+    assert (ref.produced_by, ref.media_type, ref.sha256) == (
+        "render",
+        "text/plain",
+        sha256_hex(b"rendered x"),
+    )
+    assert store.artifact("wf-1", "render") == (ref.sha256, ref.uri, "text/plain")
+    assert cp.outputs["use"] == len(b"rendered x")
+
+
+def test_a_recorded_artifact_is_reused_after_a_crash(
+    new_worker: NewWorker, clock: FakeClock
+) -> None:
+    with pytest.raises(Died):
+        new_worker(hook=Crash(b.ARTIFACT_RECORDED, "render")).run("artifact", "wf-1", {"slug": "x"})
+    clock.advance(31)
+    recorder = Crash()
+    assert new_worker(hook=recorder).resume("wf-1").status is RunStatus.COMPLETED
+    assert (b.ARTIFACT_UPLOADED, "render") not in recorder.hits
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [("delete", "is missing"), ("alter", "does not match its sha256")],
+)
+def test_a_missing_or_mismatched_artifact_stops_the_run(
+    damage: str,
+    reason: str,
+    new_worker: NewWorker,
+    store: Store,
+    clock: FakeClock,
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(Died):
+        new_worker(hook=Crash(b.CHECKPOINT_COMMITTED, "render")).run(
+            "artifact", "wf-1", {"slug": "x"}
+        )
+    sha, _, _ = store.artifact("wf-1", "render") or ("", "", "")
+    path = FolderArtifacts(tmp_path / "artifacts").path(sha)
+    if damage == "delete":
+        path.unlink()
+    else:
+        path.write_bytes(b"something else")
+    clock.advance(31)
+
+    outcome = new_worker().resume("wf-1")
+
+    assert (outcome.status, outcome.state) == (RunStatus.NEEDS_REVIEW, "rendered")
+    assert reason in outcome.reason
+    cp = open_checkpoint(store.checkpoints("wf-1")[-1], KEY, "default")
+    assert "use" not in cp.outputs
+    assert [p.kind for p in cp.pending] == ["review"]
