@@ -382,7 +382,14 @@ class Engine:
         gate = step.gate
         guard = (lambda: self.require_grant(ctx.workflow_id, gate)) if gate else None
         executor = self.executor_class(session, adapter, step.name)
-        records = [executor.execute(intent, guard) for intent in step.intents(ctx)]
+        intents = list(step.intents(ctx))
+        names = [intent.operation for intent in intents]
+        if len(set(names)) != len(names):
+            raise DefinitionError(
+                f"step {step.name!r} names an operation twice in {names}: each item of a "
+                "batch needs its own operation name, or the ledger would merge them"
+            )
+        records = [executor.execute(intent, guard) for intent in intents]
         if step.kind is StepKind.COMPENSATE:
             for original in ctx.effects_of(step.target_step or ""):
                 if original.status in (S.COMMITTED, S.VERIFIED):

@@ -70,6 +70,7 @@ class GrantRecord(_Model):
 class ExpectedEffectRecord(_Model):
     service: str
     business_key: str
+    operation: str | None = None
     irreversible: bool = False
     verifiable: bool = True
     gate: str | None = None

@@ -76,6 +76,7 @@ class CheckpointView(BaseModel):
     outputs: dict[str, JsonValue] = {}
     fencing_token: int | None = None
     created_at: float
+    size: int | None = None  # bytes stored, for storage-growth metrics
     trusted: bool = True
 
 

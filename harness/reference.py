@@ -78,6 +78,7 @@ class StoreReader:
                 "run_id": row.run_id,
                 "fencing_token": row.fencing_token,
                 "created_at": row.created_at,
+                "size": len(row.body) + len(row.tag),
             }
             try:
                 cp = open_checkpoint(row, key, self.tenant)

@@ -104,7 +104,7 @@ class _Run:
         self, worker: int, hook_wrap: Callable[[KillSwitch], object] | None = None
     ) -> tuple[EngineUnderTest, httpx.Client, str, str]:
         world, schedule = self.world, self.schedule
-        versions = world.versions
+        versions = world.versions.model_copy(update={"plan": self.scenario.workflow.plan_version})
         for deploy in schedule.deploys:
             if worker >= deploy.from_worker:
                 versions = deploy.versions
@@ -259,7 +259,8 @@ class _Run:
             expected=[
                 ExpectedEffectRecord(
                     service=e.service,
-                    business_key=e.business_key,
+                    business_key=e.key_in(journal) or e.business_key,
+                    operation=e.operation,
                     irreversible=e.irreversible,
                     verifiable=e.verifiable,
                     gate=e.gate,

@@ -46,7 +46,6 @@ class Step:
     intents: IntentsFn | None = None
     service: str | None = None
     gate: str | None = None  # approval: the gate it opens; effect: the gate that must be valid
-    approval_ttl_s: float = 3600.0
     target_step: str | None = None  # verify / compensate: which effect step it acts on
     validate: Validator | None = None
     cost: int = 1
@@ -157,7 +156,7 @@ _NEEDS = {
     StepKind.EFFECT: ("intents", "service"),
     StepKind.APPROVAL: ("gate",),
     StepKind.VERIFY: ("service", "target_step"),
-    StepKind.COMPENSATE: ("service", "target_step"),
+    StepKind.COMPENSATE: ("intents", "service", "target_step"),
 }
 
 

@@ -242,6 +242,8 @@ class PublisherAdapter:
         One raw read, because every read counts towards the publication's visibility.
         """
         ref = _str(intent, "ref")
+        if not ref:
+            return None  # the service refuses an empty ref, so it can hold nothing under one
         try:
             response = self.http.get(f"/publisher/publications/{ref}")
         except httpx.TransportError as exc:

@@ -61,7 +61,9 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
             )
     if history.final_status == "completed":
         for expected in history.expected:
-            count = len(groups_for(groups, expected.service, expected.business_key))
+            count = len(
+                groups_for(groups, expected.service, expected.operation, expected.business_key)
+            )
             if count != 1:
                 return violated(
                     NAME,
@@ -77,8 +79,14 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
 
 
 def groups_for(
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]], service: str, key: str
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]],
+    service: str,
+    operation: str | None,
+    key: str,
 ) -> list[dict[str, Any]]:
     return [
-        e for (s, _, k), effects in groups.items() if s == service and k == key for e in effects
+        e
+        for (s, op, k), effects in groups.items()
+        if s == service and k == key and operation in (None, op)
+        for e in effects
     ]

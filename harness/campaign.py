@@ -1,0 +1,240 @@
+"""Campaigns: every boundary of every scenario, crashed once, crashed twice, and under faults.
+
+For each scenario: a recording run without faults discovers the boundaries (so a boundary added
+tomorrow is crashed tomorrow); then one run per boundary hit crashes the first worker there
+(exhaustive single crash); then the recovery of each of those runs is crashed at each of its own
+hits (exhaustive pairs while they fit the budget, a seeded sample otherwise); then each
+mutating request is hit by each network fault mode. Every run ends with a fault-free recovery
+to a terminal state, and every run is judged by the oracle.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from fake_services.faults import FaultMode, FaultPlan, FaultRule
+from harness.checkers import check_all
+from harness.history import History
+from harness.measures import measure
+from harness.results import (
+    CampaignResult,
+    RunKind,
+    RunResult,
+    ScenarioCoverage,
+    combine,
+)
+from harness.runner import REFERENCE, EngineSpec, run_schedule
+from harness.schedule import FaultSchedule, HitPoint, save_schedule
+from harness.world import World
+from scenarios.base import Scenario
+
+# Which network faults a mutating request may meet; duplicate delivery only where the service
+# dedups (a non-idempotent service duplicates any duplicated request, whatever the engine does).
+NETWORK_MODES = (
+    FaultMode.LOST_RESPONSE,
+    FaultMode.TIMEOUT_BEFORE_COMMIT,
+    FaultMode.ERROR_AFTER_COMMIT,
+    FaultMode.ERROR_BEFORE_COMMIT,
+    FaultMode.LOST_REQUEST,
+)
+DEDUPING = frozenset({("payments", "create_charge"), ("payments", "refund"), ("artifacts", "put")})
+MUTATIONS = frozenset(
+    {
+        ("payments", "create_charge"),
+        ("payments", "refund"),
+        ("cms", "create_post"),
+        ("mailer", "send"),
+        ("publisher", "publish"),
+        ("artifacts", "put"),
+    }
+)
+
+
+@dataclass
+class CampaignConfig:
+    scenarios: Sequence[Scenario]
+    workdir: Path
+    engine: EngineSpec = REFERENCE
+    store_url: str | None = None
+    double: bool = True
+    double_limit: int = 150  # per scenario; beyond it a seeded sample
+    network: bool = True
+    seed: int = 0
+    shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
+    on_run: Callable[[RunResult], None] | None = None
+    extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
+
+
+def label(step: str | None, boundary: str, occurrence: int) -> str:
+    at = f"{step}:" if step else ""
+    return f"{at}{boundary}" + (f"#{occurrence}" if occurrence > 1 else "")
+
+
+class Campaign:
+    def __init__(self, config: CampaignConfig) -> None:
+        self.config = config
+        self.world = World.open(config.workdir / "world", config.store_url)
+        self.runs: list[RunResult] = []
+        self.coverage: list[ScenarioCoverage] = []
+        self._counter = 0
+
+    def close(self) -> None:
+        self.world.close()
+
+    # -- one run -------------------------------------------------------------------------
+
+    def _mine(self) -> bool:
+        """Whether the next planned run belongs to this shard (always true unsharded)."""
+        index = self._counter
+        self._counter += 1
+        shard = self.config.shard
+        return shard is None or index % shard[1] == shard[0] - 1
+
+    def execute(
+        self, scenario: Scenario, schedule: FaultSchedule, kind: RunKind
+    ) -> tuple[RunResult, History]:
+        history = run_schedule(self.world, scenario, schedule, self.config.engine)
+        verdicts = check_all(history, scenario.workflow)
+        valid = combine(verdicts)
+        schedule_file = None
+        if valid is False:
+            path = self.config.workdir / "schedules" / f"{scenario.name}-{schedule.run_id}.json"
+            schedule_file = str(save_schedule(schedule, path))
+        result = RunResult(
+            run_id=schedule.run_id,
+            scenario=scenario.name,
+            kind=kind,
+            label=schedule.describe(),
+            schedule=schedule,
+            final_status=history.final_status,
+            final_state=history.final_state,
+            final_reason=history.final_reason,
+            crashed_at=[c.label() for c in schedule.crashes],
+            verdicts=verdicts,
+            valid=valid,
+            measures=measure(history, verdicts),
+            schedule_file=schedule_file,
+            history=history if valid is False else None,
+        )
+        self.runs.append(result)
+        if self.config.on_run is not None:
+            self.config.on_run(result)
+        return result, history
+
+    # -- the plan ------------------------------------------------------------------------
+
+    def run(self) -> CampaignResult:
+        started, wall = datetime.now(UTC).isoformat(timespec="seconds"), time.perf_counter()
+        for scenario in self.config.scenarios:
+            self.coverage.append(self._scenario(scenario))
+        for kind, schedule in self.config.extra:
+            scenario = next(s for s in self.config.scenarios if s.name == schedule.scenario)
+            if self._mine():
+                self.execute(scenario, schedule, kind)
+        shard = self.config.shard
+        return CampaignResult(
+            engine=self.config.engine.name,
+            tier="inprocess",
+            backend=self.world.store.url_for_humans,
+            seed=self.config.seed,
+            shard=f"{shard[0]}/{shard[1]}" if shard else None,
+            started_at=started,
+            duration_s=time.perf_counter() - wall,
+            scenarios=self.coverage,
+            runs=self.runs,
+        )
+
+    def _scenario(self, scenario: Scenario) -> ScenarioCoverage:
+        name = scenario.name
+        clean = FaultSchedule(scenario=name, run_id="clean")
+        clean_result, recording = self.execute(scenario, clean, "clean")
+        discovered = [h for h in recording.hits if h.worker == 0]
+        outcomes: dict[str, str] = {}
+        crashed: list[str] = []
+        recoveries: list[tuple[FaultSchedule, list[HitPoint]]] = []
+        for n, hit in enumerate(discovered):
+            point = HitPoint(
+                worker=0, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence
+            )
+            schedule = FaultSchedule(scenario=name, run_id=f"single-{n}", crashes=(point,))
+            if not self._mine():
+                continue
+            result, history = self.execute(scenario, schedule, "single")
+            key = hit.label()
+            crashed.append(key)
+            outcomes[key] = _outcome(result)
+            recoveries.append(
+                (
+                    schedule,
+                    [
+                        HitPoint(
+                            worker=h.worker,
+                            step=h.step,
+                            boundary=h.boundary,
+                            occurrence=h.occurrence,
+                        )
+                        for h in history.hits
+                        if h.worker == 1
+                    ],
+                )
+            )
+        if self.config.double:
+            for schedule in self._doubles(name, recoveries):
+                self.execute(scenario, schedule, "double")
+        if self.config.network:
+            for schedule in self._network(name, recording):
+                if self._mine():
+                    self.execute(scenario, schedule, "network")
+        runs = [r for r in self.runs if r.scenario == name]
+        return ScenarioCoverage(
+            scenario=name,
+            boundaries_discovered=[h.label() for h in discovered],
+            boundaries_crashed=crashed,
+            runs=len(runs),
+            violations=sum(1 for r in runs if r.valid is False),
+            outcome_by_boundary=outcomes | {"(clean)": _outcome(clean_result)},
+        )
+
+    def _doubles(
+        self, name: str, recoveries: list[tuple[FaultSchedule, list[HitPoint]]]
+    ) -> Iterator[FaultSchedule]:
+        pairs = [(first, second) for first, hits in recoveries for second in hits]
+        if len(pairs) > self.config.double_limit:
+            rng = random.Random(f"{self.config.seed}:{name}")
+            pairs = sorted(
+                rng.sample(pairs, self.config.double_limit),
+                key=lambda p: (p[0].run_id, p[1].label()),
+            )
+        for n, (first, second) in enumerate(pairs):
+            yield first.model_copy(
+                update={"run_id": f"double-{n}", "crashes": (*first.crashes, second)}
+            )
+
+    def _network(self, name: str, recording: History) -> Iterator[FaultSchedule]:
+        seen: dict[tuple[str, str], int] = {}
+        n = 0
+        for request in recording.requests:
+            target = (str(request["service"]), str(request["operation"]))
+            if target not in MUTATIONS:
+                continue
+            seen[target] = seen.get(target, 0) + 1
+            modes = list(NETWORK_MODES)
+            if target in DEDUPING:
+                modes.append(FaultMode.DUPLICATE_DELIVERY)
+            for mode in modes:
+                rule = FaultRule(
+                    service=target[0], operation=target[1], occurrence=seen[target], mode=mode
+                )
+                yield FaultSchedule(scenario=name, run_id=f"net-{n}", network=FaultPlan.of(rule))
+                n += 1
+
+
+def _outcome(result: RunResult) -> str:
+    if result.valid is False:
+        return "violation"
+    return "ok" if result.final_status in ("completed", "compensated") else result.final_status

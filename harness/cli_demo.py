@@ -1,0 +1,147 @@
+"""`killpoint demo`: one workflow, one crash in the lost-response window, one safe resume.
+
+A small workflow (draft → create a post on the fake CMS → verify it) runs against the store and
+the in-process fake CMS. The worker is killed after the CMS committed the post and before the
+receipt reached the ledger — the window where a naive engine posts twice. A new worker resumes,
+reconciles by looking the post up, verifies it, and the CMS's own journal shows one post.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from uuid import uuid4
+
+import typer
+from pydantic import JsonValue
+
+from harness import boundaries as b
+from harness.artifacts import FolderArtifacts
+from harness.cli import DbOption, app, checkpoint_key, known_services, open_store, render
+from harness.clock import FakeClock
+from harness.context import StepContext
+from harness.dispatcher import Engine
+from harness.integrity import DEFAULT_KEY_ENV
+from harness.model import EffectIntent, RunStatus, Versions
+from harness.operator_view import build_view
+from harness.workflow import Step, StepKind, Transition, Workflow
+
+LEASE_TTL = 30.0
+VERSIONS = Versions(
+    plan="demo-publish@1", prompt="writer@1", model_contract="draft-v1", tool_schema="cms@1"
+)
+
+
+class Killed(BaseException):
+    """The demo's injected death: no engine code may catch it."""
+
+
+def demo_workflow() -> Workflow:
+    def draft(ctx: StepContext) -> JsonValue:
+        return {"slug": f"demo-{ctx.workflow_id}", "title": "Checkpoints that survive a crash"}
+
+    def post(ctx: StepContext) -> Sequence[EffectIntent]:
+        d = ctx.outputs["draft"]
+        assert isinstance(d, dict)
+        args = {"slug": d["slug"], "title": d["title"], "body": "Resumed, not repeated."}
+        return [EffectIntent(operation="create_post", service="cms", args=args)]
+
+    return Workflow(
+        name="demo-publish",
+        plan_version=VERSIONS.plan,
+        states=("start", "drafted", "posted", "done"),
+        initial="start",
+        terminal={"done": RunStatus.COMPLETED},
+        transitions=(
+            Transition("start", "drafted", Step("draft", StepKind.PURE, compute=draft)),
+            Transition(
+                "drafted",
+                "posted",
+                Step("create_post", StepKind.EFFECT, intents=post, service="cms"),
+            ),
+            Transition(
+                "posted",
+                "done",
+                Step("verify_post", StepKind.VERIFY, service="cms", target_step="create_post"),
+            ),
+        ),
+    )
+
+
+@app.command()
+def demo(db: DbOption = None) -> None:
+    """Run a demo workflow, kill it between the CMS's commit and the receipt, and resume it."""
+    from fake_services import InProcessServices
+    from scenarios.adapters import adapters_for
+
+    key = checkpoint_key(DEFAULT_KEY_ENV)
+    store = open_store(db, must_exist=False)
+    workflow_id = f"demo-{uuid4().hex[:8]}"
+    clock = FakeClock(start=time.time())
+    artifacts = FolderArtifacts(Path("killpoint-out") / "artifacts")
+    wf = demo_workflow()
+    say = typer.echo
+    with InProcessServices() as services, services.client() as http:
+
+        def worker(name: str, hook: b.BoundaryHook = b.no_hook) -> Engine:
+            return Engine(
+                store,
+                [wf],
+                adapters_for(http),
+                artifacts=artifacts,
+                clock=clock,
+                versions=VERSIONS,
+                owner=name,
+                lease_ttl=LEASE_TTL,
+                hook=hook,
+            )
+
+        def kill_after_commit(boundary: str, step: str | None = None) -> None:
+            if boundary == b.RESPONSE_READ and step == "create_post":
+                raise Killed(boundary)
+
+        say(f"store     {store.url_for_humans}")
+        say(f"workflow  {workflow_id}: draft → create_post (fake CMS, not idempotent) → verify")
+        say("worker-1  runs it and is killed after the CMS committed the post, before the receipt")
+        with contextlib.suppress(Killed):
+            worker("worker-1", kill_after_commit).run(wf.name, workflow_id, {})
+        posts = services.journal.applied_effects("cms")
+        say(f"          the CMS holds {len(posts)} post(s); the ledger still says 'started':")
+        view = build_view(store, workflow_id, key=key, now=clock.now(), services=known_services())
+        say("\n".join("          " + line for line in render(view)[1:]))
+
+        clock.advance(LEASE_TTL + 1)
+        say(f"worker-2  starts {LEASE_TTL + 1:.0f}s later (worker-1's lease has expired), resumes")
+        outcome = worker("worker-2").resume(workflow_id)
+        [effect] = store.effects(workflow_id)
+        requests = [r.operation for r in services.journal.requests("cms")]
+        posts = services.journal.applied_effects("cms")
+        say(
+            f"          outcome: {outcome.status.value} at state {outcome.state!r}, "
+            f"sequence {outcome.sequence}"
+        )
+        say(
+            f"          ledger: {effect.status.value}, receipt "
+            f"{effect.receipt.resource_id if effect.receipt else 'none'}, same key "
+            f"{effect.idempotency_key}, {effect.attempts} attempt(s) sent"
+        )
+        say(f"          CMS journal: requests {requests}; posts created: {len(posts)}")
+    store.close()
+    ok = outcome.status is RunStatus.COMPLETED and len(posts) == 1
+    say(
+        "result    "
+        + (
+            "OK: resumed from the checkpoint, reconciled by lookup, no duplicate post"
+            if ok
+            else "FAILED: the demo run did not end with exactly one post"
+        )
+    )
+    say(
+        f"inspect   killpoint inspect {workflow_id}"
+        + (f" --db {db}" if db else "")
+        + f"  (needs the same ${DEFAULT_KEY_ENV})"
+    )
+    if not ok:
+        raise typer.Exit(1)
