@@ -109,6 +109,17 @@ def _root(ctx: typer.Context) -> None:
         typer.echo(ctx.get_help())
 
 
+AtOption = Annotated[
+    float | None,
+    typer.Option(
+        "--at",
+        metavar="EPOCH",
+        help="Judge leases, expiry and ages at this epoch time instead of now.",
+        show_default=False,
+    ),
+]
+
+
 def main() -> None:
     """The `killpoint` console script."""
     app()
@@ -153,13 +164,7 @@ def inspect(
         typer.Option(help="Expected tenant; default: the workflow's own.", show_default=False),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the view as JSON.")] = False,
-    at: Annotated[
-        float | None,
-        typer.Option(
-            help="Judge leases and approval expiry at this epoch time instead of now.",
-            show_default=False,
-        ),
-    ] = None,
+    at: AtOption = None,
 ) -> None:
     """Show a workflow as an operator needs it: position, unresolved effects, what blocks it."""
     store = open_store(db)
@@ -194,11 +199,12 @@ def compact(
         ),
     ],
     db: DbOption = None,
+    at: AtOption = None,
 ) -> None:
     """Drop old checkpoint rows; keep every workflow's latest checkpoint and every effect row."""
     store = open_store(db)
     try:
-        dropped = store.compact(time.time(), keep_window)
+        dropped = store.compact(time.time() if at is None else at, keep_window)
     finally:
         store.close()
     typer.echo(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
 from harness.clock import FakeClock
@@ -65,15 +65,30 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def open_store(backend: str, tmp_path: Path) -> Iterator[OpenStore]:
+def database(backend: str, tmp_path: Path) -> tuple[str, str | None]:
+    """(URL, schema) of this test's own database: a SQLite file, or a fresh PostgreSQL schema."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'killpoint.sqlite'}", None
+    url = _postgres_url()
+    _check_reachable(url)
+    return url, f"kp_{uuid.uuid4().hex[:16]}"
+
+
+@pytest.fixture
+def store_url(database: tuple[str, str | None], store: Store) -> str:
+    """A URL another process (the CLI) can open the test's store by, schema included."""
+    url, schema = database
+    if schema is None:
+        return url
+    with_path = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
+    return with_path.render_as_string(hide_password=False)
+
+
+@pytest.fixture
+def open_store(database: tuple[str, str | None]) -> Iterator[OpenStore]:
     """Open (again) a store on this test's database: a restarted worker gets its own Store."""
     opened: list[Store] = []
-    if backend == "sqlite":
-        url, schema = f"sqlite:///{tmp_path / 'killpoint.sqlite'}", None
-    else:
-        url = _postgres_url()
-        _check_reachable(url)
-        schema = f"kp_{uuid.uuid4().hex[:16]}"
+    url, schema = database
 
     def opener() -> Store:
         store = Store(url, schema=schema)

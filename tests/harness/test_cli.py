@@ -1,0 +1,218 @@
+"""The command line: `inspect` (text and JSON), `compact`, `demo`, and one-line user errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fake_services import InProcessServices
+from harness import FakeClock, Store
+from harness import boundaries as b
+from harness.cli import app
+from tests.conftest import TEST_KEY
+from tests.harness.conftest import NewWorker
+from tests.harness.flows import Crash, Died
+from tests.harness.test_integrity import flip_one_byte
+
+POST = {"slug": "stopped", "title": "Stopped"}
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY, "KILLPOINT_DATABASE_URL": None})
+
+
+@pytest.fixture
+def stopped(new_worker: NewWorker, clock: FakeClock) -> str:
+    """A publish run killed after the CMS committed the post and before the receipt."""
+    with pytest.raises(Died):
+        new_worker(hook=Crash(b.RESPONSE_READ, "create_post"), owner="worker-a").run(
+            "publish", "wf-1", POST
+        )
+    return "wf-1"
+
+
+def inspect(runner: CliRunner, url: str, clock: FakeClock, *extra: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["inspect", "wf-1", "--db", url, "--at", str(clock.now()), *extra])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_inspect_shows_the_unresolved_effect_and_the_reconcile_action(
+    runner: CliRunner, stopped: str, store_url: str, store: Store, clock: FakeClock
+) -> None:
+    code, out, err = inspect(runner, store_url, clock)
+
+    assert code == 0, err
+    [key] = [e.idempotency_key for e in store.effects("wf-1")]
+    assert "status       running" in out
+    assert "position     state 'drafted', sequence 2" in out
+    assert "integrity verified" in out
+    assert f"UNRESOLVED create_post/create_post on cms: started, attempts 1, key {key}" in out
+    assert f"action: reconcile — look up cms by key {key}" in out
+    assert "lease        worker-a until" in out and "(live)" in out
+    assert "next         create_post" in out
+    assert "blocked      effect create_post/create_post is started: reconcile" in out
+    assert "blocked      lease held by worker-a" in out
+
+
+def test_inspect_json_parses_and_carries_the_same_facts(
+    runner: CliRunner, stopped: str, store_url: str, clock: FakeClock
+) -> None:
+    clock.advance(31)  # the dead worker's lease has lapsed
+    code, out, _ = inspect(runner, store_url, clock, "--json")
+
+    assert code == 0
+    view = json.loads(out)
+    [effect] = view["effects"]
+    assert (effect["status"], effect["unresolved"], effect["action"]) == (
+        "started",
+        True,
+        "reconcile",
+    )
+    assert effect["receipt"] is None
+    assert view["checkpoint"]["trusted"] is True
+    assert view["checkpoint"]["next_actions"] == ["create_post"]
+    assert view["lease"]["owner"] == "worker-a" and view["lease"]["live"] is False
+    assert view["lease"]["fencing_token"] == 1
+    assert [t["step"] for t in view["next_transitions"]] == ["create_post"]
+    assert not any("lease held" in reason for reason in view["blocked"])
+
+
+def test_inspect_shows_a_tampered_checkpoint_as_rejected(
+    runner: CliRunner, stopped: str, store_url: str, store: Store, clock: FakeClock
+) -> None:
+    flip_one_byte(store, "wf-1", 2)
+    code, out, _ = inspect(runner, store_url, clock)
+    assert code == 0
+    assert "checkpoint   #2 REJECTED: checkpoint integrity tag does not match its bytes" in out
+    assert "blocked      quarantined: checkpoint #2 rejected" in out
+
+    code, out, _ = inspect(runner, store_url, clock, "--json")
+    view = json.loads(out)
+    assert view["checkpoint"]["trusted"] is False
+    assert view["next_transitions"] == [] and view["artifacts"] == []
+
+
+def test_inspect_with_another_tenant_rejects_the_checkpoint(
+    runner: CliRunner, stopped: str, store_url: str, clock: FakeClock
+) -> None:
+    code, out, _ = inspect(runner, store_url, clock, "--tenant", "acme")
+    assert code == 0
+    assert "REJECTED: checkpoint wf-1#2 belongs to tenant 'default', not 'acme'" in out
+
+
+def test_inspect_shows_approvals_with_their_expiry(
+    runner: CliRunner,
+    new_worker: NewWorker,
+    services: InProcessServices,
+    store_url: str,
+    clock: FakeClock,
+) -> None:
+    new_worker().run("pay", "wf-1", {"order_id": "o-1"})
+    code, out, _ = inspect(runner, store_url, clock)
+    assert code == 0
+    assert "status       waiting_approval" in out
+    assert "pay: requested by —" in out
+    assert "blocked      waiting approval at gate 'pay'" in out
+
+    new_worker().grant("wf-1", "pay", "alice", ttl_s=60)
+    _, out, _ = inspect(runner, store_url, clock)
+    assert "pay: granted by alice, expires" in out and "(in 60s)" in out
+    clock.advance(61)
+    _, out, _ = inspect(runner, store_url, clock)
+    assert "pay: granted EXPIRED by alice" in out
+    assert "blocked      approval 'pay' expired at" in out
+
+
+def test_compact_reports_what_it_dropped(
+    runner: CliRunner, new_worker: NewWorker, store_url: str, store: Store, clock: FakeClock
+) -> None:
+    new_worker().run("pure", "wf-1", {})
+    clock.advance(1)
+    args = ["compact", "--keep-window", "0", "--db", store_url, "--at", str(clock.now())]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("dropped 2 checkpoint row(s) older than 0s")
+    assert [c.sequence for c in store.checkpoints("wf-1")] == [3]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["inspect", "nope"], "killpoint: no workflow 'nope'"),
+        (["inspect", "wf-1", "--wrong"], "killpoint: No such option: --wrong"),
+        (["inspect", "wf-1", "--db", "mysql://u@h/db"], "killpoint: unsupported database"),
+        (["inspect", "wf-1", "--db", "sqlite:///no/such/file.sqlite"], "killpoint: no database"),
+        (["compact"], "killpoint: Missing option '--keep-window'"),
+        (["compact", "--keep-window", "soon"], "killpoint: Invalid value for '--keep-window'"),
+        (["explode"], "killpoint: No such command 'explode'"),
+    ],
+)
+def test_user_errors_print_one_line_and_exit_2(
+    args: list[str], message: str, runner: CliRunner, stopped: str, store_url: str
+) -> None:
+    if args[:2] == ["inspect", "nope"]:
+        args = [*args, "--db", store_url]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(message)
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_a_postgres_that_cannot_be_reached_is_a_user_error(runner: CliRunner) -> None:
+    result = runner.invoke(
+        app, ["inspect", "wf-1", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith("killpoint: cannot open postgresql+psycopg://nobody@")
+    assert result.stderr.count("\n") == 1
+
+
+def test_without_a_key_the_cli_uses_a_random_one_and_says_so(
+    stopped: str, store_url: str, clock: FakeClock
+) -> None:
+    runner = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": None})
+    code, out, err = inspect(runner, store_url, clock)
+    assert code == 0
+    assert "$KILLPOINT_CHECKPOINT_KEY is unset; using a random key" in err
+    assert "REJECTED" in out
+
+
+def test_commands_are_registered_on_one_app() -> None:
+    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    assert {"inspect", "compact", "demo"} <= names
+
+
+def test_demo_runs_crashes_once_and_resumes_without_a_duplicate(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "store     sqlite:///killpoint-out/killpoint.sqlite" in result.stdout
+    assert "action: reconcile" in result.stdout
+    assert "posts created: 1" in result.stdout
+    assert "result    OK" in result.stdout
+    assert (tmp_path / "killpoint-out" / "killpoint.sqlite").exists()
+
+
+def test_python_dash_m_harness_runs_the_cli(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "demo", "--db", f"sqlite:///{tmp_path / 'd.sqlite'}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "KILLPOINT_CHECKPOINT_KEY": ""},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "using a random key for this process only" in done.stderr
+    assert "result    OK" in done.stdout
