@@ -1,0 +1,17 @@
+"""Recovery metrics and the HTML and JUnit reports of a campaign.
+
+Reports read `harness.results.CampaignResult` only; nothing here runs an engine.
+"""
+
+from reports.html import render_html, write_html
+from reports.junit import write_junit
+from reports.metrics import CampaignMetrics, campaign_metrics, summary_json
+
+__all__ = [
+    "CampaignMetrics",
+    "campaign_metrics",
+    "render_html",
+    "summary_json",
+    "write_html",
+    "write_junit",
+]

@@ -1,0 +1,141 @@
+"""Chart geometry for the report: a histogram and a scatter, drawn by the template as inline SVG.
+
+The report must open anywhere, offline, from a CI artifact, so it cannot load a charting
+library; the few shapes it needs are computed here (pure, testable) and the template only draws
+them. Dots at the same point are merged and sized by count, so a campaign of thousands of runs
+draws a few dozen shapes, not thousands.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+WIDTH = 420.0
+HEIGHT = 230.0
+LEFT, RIGHT, TOP, BOTTOM = 52.0, 14.0, 12.0, 40.0
+MAX_BINS = 12
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    title: str
+
+
+@dataclass(frozen=True)
+class Dot:
+    cx: float
+    cy: float
+    r: float
+    title: str
+
+
+@dataclass(frozen=True)
+class Tick:
+    pos: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    id: str
+    title: str
+    x_label: str
+    y_label: str
+    width: float = WIDTH
+    height: float = HEIGHT
+    bars: list[Bar] = field(default_factory=list)
+    dots: list[Dot] = field(default_factory=list)
+    x_ticks: list[Tick] = field(default_factory=list)
+    y_ticks: list[Tick] = field(default_factory=list)
+    empty: str | None = None  # shown instead of a plot when there is nothing to draw
+
+    @property
+    def plot(self) -> tuple[float, float, float, float]:
+        return LEFT, TOP, self.width - RIGHT, self.height - BOTTOM
+
+
+def fmt(value: float) -> str:
+    """A short number: whole from 100 up (with separators), else at most three significant."""
+    if not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 100 or value == int(value):
+        return f"{round(value):,}"
+    return f"{value:.3g}"
+
+
+def _bins(values: list[float]) -> list[tuple[float, float, int]]:
+    lo, hi = min(values), max(values)
+    if all(v == int(v) for v in values) and hi - lo < MAX_BINS * 2:
+        edges = [lo + i for i in range(int(hi - lo) + 2)]
+        width = 1.0
+    else:
+        count = min(MAX_BINS, max(1, math.ceil(math.sqrt(len(values)))))
+        width = (hi - lo) / count or 1.0
+        edges = [lo + i * width for i in range(count + 1)]
+    counts = Counter(min(len(edges) - 2, int((v - lo) / width)) for v in values)
+    return [(edges[i], edges[i + 1], counts.get(i, 0)) for i in range(len(edges) - 1)]
+
+
+def _y_ticks(top_value: float, y0: float, y1: float) -> list[Tick]:
+    return [
+        Tick(y1 - (y1 - y0) * frac, fmt(top_value * frac)) for frac in (0.0, 0.5, 1.0)
+    ]
+
+
+def histogram(chart_id: str, title: str, values: list[float], x_label: str) -> Chart:
+    chart = Chart(id=chart_id, title=title, x_label=x_label, y_label="runs")
+    if not values:
+        return replace(chart, empty="no runs were measured")
+    bins = _bins(values)
+    x0, y0, x1, y1 = chart.plot
+    slot = (x1 - x0) / len(bins)
+    top = max(count for _, _, count in bins)
+    integer = len(bins) > 1 and bins[0][1] - bins[0][0] == 1.0 and all(
+        v == int(v) for v in values
+    )
+    bars = [
+        Bar(
+            x=x0 + i * slot + 1, width=max(slot - 2, 1.0),
+            y=y1 - (y1 - y0) * count / top, height=(y1 - y0) * count / top,
+            title=f"{fmt(lo) if integer else f'{fmt(lo)} to {fmt(hi)}'}: {count} runs",
+        )
+        for i, (lo, hi, count) in enumerate(bins)
+    ]
+    if integer:
+        x_ticks = [Tick(x0 + (i + 0.5) * slot, fmt(lo)) for i, (lo, _, _) in enumerate(bins)]
+        if len(x_ticks) > 8:
+            x_ticks = x_ticks[:: math.ceil(len(x_ticks) / 8)]
+    else:
+        x_ticks = [Tick(x0, fmt(bins[0][0])), Tick(x1, fmt(bins[-1][1]))]
+        if len(bins) > 2:
+            x_ticks.insert(1, Tick((x0 + x1) / 2, fmt((bins[0][0] + bins[-1][1]) / 2)))
+    return replace(chart, bars=bars, x_ticks=x_ticks, y_ticks=_y_ticks(top, y0, y1))
+
+
+def scatter(
+    chart_id: str, title: str, points: list[tuple[int, int]], x_label: str, y_label: str
+) -> Chart:
+    chart = Chart(id=chart_id, title=title, x_label=x_label, y_label=y_label)
+    if not points:
+        return replace(chart, empty="no runs were measured")
+    counts = Counter(points)
+    x_top = max(max(p[0] for p in points), 1)
+    y_top = max(max(p[1] for p in points), 1)
+    x0, y0, x1, y1 = chart.plot
+    biggest = max(counts.values())
+    dots = [
+        Dot(
+            cx=x0 + (x1 - x0) * steps / x_top, cy=y1 - (y1 - y0) * size / y_top,
+            r=3.0 + 5.0 * math.sqrt(n / biggest) if biggest > 1 else 3.5,
+            title=f"{steps} steps, {size:,} bytes: {n} run{'s' if n > 1 else ''}",
+        )
+        for (steps, size), n in sorted(counts.items())
+    ]
+    x_ticks = [Tick(x0 + (x1 - x0) * f, fmt(x_top * f)) for f in (0.0, 0.5, 1.0)]
+    return replace(chart, dots=dots, x_ticks=x_ticks, y_ticks=_y_ticks(y_top, y0, y1))

@@ -1,0 +1,62 @@
+"""Render a campaign result as one self-contained HTML file, written atomically.
+
+The page is opened from CI artifacts and laptops without network access, so everything is inline
+(CSS, SVG) and nothing is fetched. Jinja2 escapes every value (labels and evidence come from
+engines we do not own); the page model is built in `reports.view` and the template only lays
+it out. The file is rendered fully in memory before the old one is replaced.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from harness.results import CampaignResult
+from reports._atomic import write_atomic
+from reports.charts import fmt
+from reports.view import OUTCOME_CLASSES, build_page
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if value >= 1 or value == 0:
+        return f"{fmt(round(value, 1))} s"
+    return f"{value * 1000:.0f} ms"
+
+
+def _maybe(value: float | None, unit: str = "") -> str:
+    return "n/a" if value is None else f"{fmt(round(value, 2))}{unit}"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = fmt
+    env.filters["seconds"] = _seconds
+    env.filters["maybe"] = _maybe
+    env.filters["pct"] = _pct
+    return env
+
+
+def render_html(result: CampaignResult) -> str:
+    page = build_page(result)
+    template = environment().get_template("report.html.j2")
+    return template.render(page=page, r=result, m=page.metrics, outcomes=OUTCOME_CLASSES)
+
+
+def write_html(result: CampaignResult, path: str | Path) -> Path:
+    """Render, then replace `path` in one step; a failed render leaves the old report intact."""
+    return write_atomic(path, render_html(result))

@@ -1,0 +1,227 @@
+"""A Jepsen-style timeline of one run, as geometry the HTML template draws in SVG.
+
+Jepsen shows a history as one lane per process with fault periods shaded; a reader sees at a
+glance which operation happened while which node was down. Here the lanes are the workers (their
+boundary hits in order, the death marked), the store (checkpoint commits by sequence) and each
+service (requests from its journal, applied effects filled, network-faulted ones ringed).
+
+There is no shared clock fine enough to order these (the injected clock stands still between
+jumps), so the x axis is logical order: a hit records how many requests the services had seen
+(`journal_seq`), which places every request between two hits. Checkpoint commits are paired
+with `checkpoint.committed` hits in order; checkpoints written before any hit (the start
+message) sit in the first column. Evidence refs from the verdicts are highlighted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fake_services.faults import FaultMode
+from harness.history import History
+from harness.results import EvidenceRef
+
+LABEL_WIDTH = 150.0
+TOP = 24.0
+LANE_HEIGHT = 26.0
+TARGET_WIDTH = 960.0
+MIN_STEP = 6.0
+MAX_STEP = 24.0
+COMMITTED = "checkpoint.committed"
+FAULT_OUTCOMES = frozenset(mode.value for mode in FaultMode)
+
+
+@dataclass(frozen=True)
+class Mark:
+    x: float
+    shape: str  # "tick" | "death" | "checkpoint" | "request" | "tamper"
+    title: str
+    classes: tuple[str, ...] = ()
+    text: str = ""
+
+
+@dataclass
+class Lane:
+    name: str
+    kind: str  # "worker" | "store" | "service"
+    y: float = 0.0
+    marks: list[Mark] = field(default_factory=list)
+    span: tuple[float, float] | None = None  # a worker's life, first to last hit
+    evidence: bool = False
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Band:
+    x: float
+    width: float
+    kind: str  # "down": no live worker after a death; "net": a network-faulted request
+    title: str
+
+
+@dataclass(frozen=True)
+class Timeline:
+    width: float
+    height: float
+    step: float
+    lanes: list[Lane]
+    bands: list[Band]
+    evidence_marks: int
+
+
+def _columns(history: History) -> tuple[dict[int, int], dict[int, int], int]:
+    """Column of each hit (by index) and each request (by journal seq); the column count."""
+    hit_col: dict[int, int] = {}
+    req_col: dict[int, int] = {}
+    pending = sorted(history.requests, key=lambda r: int(r["seq"]))
+    col = 1  # column 0 is the start message
+    seen: set[int] = set()
+    for i, hit in enumerate(history.hits):
+        while pending and int(pending[0]["seq"]) <= hit.journal_seq:
+            req_col[int(pending.pop(0)["seq"])] = col
+            col += 1
+        if hit.worker not in seen and seen:
+            col += 2  # room to shade the downtime before a new worker
+        seen.add(hit.worker)
+        hit_col[i] = col
+        col += 1
+    for request in pending:
+        req_col[int(request["seq"])] = col
+        col += 1
+    return hit_col, req_col, col
+
+
+def _applied_requests(history: History) -> dict[int, int]:
+    """Journal seq of the request behind each applied effect (effect seq -> request seq)."""
+    matched: dict[int, int] = {}
+    used: set[int] = set()
+    keys = ("service", "operation", "fingerprint", "time")
+    for effect in history.applied:
+        for request in history.requests:
+            seq = int(request["seq"])
+            if seq not in used and all(request.get(k) == effect.get(k) for k in keys):
+                matched[int(effect["seq"])] = seq
+                used.add(seq)
+                break
+    return matched
+
+
+def _refs(refs: list[EvidenceRef], kind: str) -> set[int]:
+    return {r.index for r in refs if r.kind == kind}
+
+
+def _cls(*names: str | None) -> tuple[str, ...]:
+    return tuple(n for n in names if n)
+
+
+def _request_title(r: dict[str, Any]) -> str:
+    key = r.get("business_key") or "-"
+    return f"journal #{r['seq']}: {r['service']}.{r['operation']} [{key}] → {r['outcome']}"
+
+
+def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
+    hit_col, req_col, columns = _columns(history)
+    step = max(MIN_STEP, min(MAX_STEP, TARGET_WIDTH / max(columns, 1)))
+
+    def x(col: float) -> float:
+        return LABEL_WIDTH + (col + 0.5) * step
+
+    hit_refs, worker_refs = _refs(refs, "hit"), _refs(refs, "worker")
+    records = {w.worker: w for w in history.workers}
+    lanes: dict[str, Lane] = {}
+    for number in sorted({h.worker for h in history.hits} | set(records)):
+        rec = records.get(number)
+        title = ""
+        if rec is not None:
+            outcome = rec.end + (f" → {rec.status}" if rec.status else "")
+            title = f"worker {number} ({rec.owner}): {outcome} {rec.reason}".strip()
+        lanes[f"w{number}"] = Lane(
+            name=f"w{number} {rec.end if rec else ''}".strip(), kind="worker",
+            evidence=number in worker_refs, title=title,
+        )
+    last_hit = {h.worker: i for i, h in enumerate(history.hits)}
+    evidence = 0
+    for i, hit in enumerate(history.hits):
+        rec = records.get(hit.worker)
+        dies = last_hit[hit.worker] == i and rec is not None and rec.end in ("killed", "sigkill")
+        marked = i in hit_refs or (dies and hit.worker in worker_refs)
+        evidence += marked
+        lane = lanes[f"w{hit.worker}"]
+        lane.marks.append(Mark(
+            x=x(hit_col[i]), shape="death" if dies else "tick",
+            title=f"hit #{i} {hit.label()} (t={hit.time:.1f})" + (" — died here" if dies else ""),
+            classes=_cls("hit", "death" if dies else None, "evidence" if marked else None),
+        ))
+        start = lane.span[0] if lane.span else x(hit_col[i])
+        lane.span = (start, x(hit_col[i]))
+
+    store = lanes.setdefault("store", Lane(name="store", kind="store", title="checkpoints"))
+    commits = [hit_col[i] for i, h in enumerate(history.hits) if h.boundary == COMMITTED]
+    checkpoints = sorted(history.checkpoints, key=lambda c: c.sequence)
+    extra = len(checkpoints) - len(commits)
+    cols = [0] * max(extra, 0) + commits[max(-extra, 0):]
+    cp_refs = _refs(refs, "checkpoint")
+    for col, cp in zip(cols, checkpoints, strict=True):
+        marked = cp.sequence in cp_refs
+        evidence += marked
+        store.marks.append(Mark(
+            x=x(col), shape="checkpoint", text=str(cp.sequence),
+            title=f"checkpoint {cp.sequence}: {cp.state} ({cp.status})"
+            + ("" if cp.trusted else " — untrusted"),
+            classes=_cls("checkpoint", None if cp.trusted else "tampered",
+                         "evidence" if marked else None),
+        ))
+    worker_end = {h.worker: hit_col[i] for i, h in enumerate(history.hits)}
+    for t_index, tamper in enumerate(history.tampered):
+        marked = t_index in _refs(refs, "tamper")
+        evidence += marked
+        store.marks.append(Mark(
+            x=x(worker_end.get(tamper.after_worker, 0) + 1), shape="tamper",
+            title=f"tamper {tamper.kind} of checkpoint {tamper.sequence}",
+            classes=_cls("tamper", "evidence" if marked else None),
+        ))
+
+    bands: list[Band] = []
+    effect_of = _applied_requests(history)
+    applied = set(effect_of.values())
+    marked_requests = _refs(refs, "request") | {
+        effect_of[e] for e in _refs(refs, "effect") if e in effect_of
+    }
+    for request in sorted(history.requests, key=lambda r: int(r["seq"])):
+        seq = int(request["seq"])
+        name = str(request["service"])
+        lane = lanes.setdefault(name, Lane(name=name, kind="service", title=f"{name} journal"))
+        faulted = request.get("outcome") in FAULT_OUTCOMES
+        marked = seq in marked_requests
+        evidence += marked
+        lane.marks.append(Mark(
+            x=x(req_col[seq]), shape="request", title=_request_title(request),
+            classes=_cls("request", "applied" if seq in applied else None,
+                         "net-fault" if faulted else None, "evidence" if marked else None),
+        ))
+        if faulted:
+            bands.append(Band(x(req_col[seq]) - step / 2, step, "net",
+                              f"network fault: {request['outcome']} on journal #{seq}"))
+
+    first_col: dict[int, int] = {}
+    for i, hit in enumerate(history.hits):
+        first_col.setdefault(hit.worker, hit_col[i])
+    starts = sorted((col, worker) for worker, col in first_col.items())
+    for worker, rec in records.items():
+        if rec.end not in ("killed", "sigkill") or worker not in worker_end:
+            continue
+        died = worker_end[worker]
+        later = [col for col, w in starts if col > died and w != worker]
+        until = later[0] if later else columns
+        bands.append(Band(x(died), x(until) - x(died), "down",
+                          f"w{worker} dead until the next worker starts"))
+
+    ordered = [lane for lane in lanes.values() if lane.kind == "worker"]
+    ordered += [store] + [lane for lane in lanes.values() if lane.kind == "service"]
+    for n, lane in enumerate(ordered):
+        lane.y = TOP + n * LANE_HEIGHT + LANE_HEIGHT / 2
+    return Timeline(
+        width=LABEL_WIDTH + (columns + 1) * step,
+        height=TOP + len(ordered) * LANE_HEIGHT + 6,
+        step=step, lanes=ordered, bands=bands, evidence_marks=evidence,
+    )

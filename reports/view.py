@@ -1,0 +1,189 @@
+"""Collect a campaign result into what the HTML page shows, so the template only lays it out.
+
+Every decision about the page lives here and is testable without a browser: which tiles are red,
+how each coverage cell is coloured, which runs get a detailed section (violations only, capped,
+so a campaign of thousands of runs still makes a page of reasonable size) and how the rest are
+aggregated.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from harness.results import CampaignResult, RunResult, Verdict
+from reports.charts import Chart, histogram, scatter
+from reports.metrics import CampaignMetrics, Rate, campaign_metrics
+from reports.timeline import Timeline, build_timeline
+
+MAX_DETAILED_VIOLATIONS = 25
+MAX_EVIDENCE_LINES = 12
+OUTCOME_CLASSES = ("ok", "violation", "needs_review", "other", "not_crashed")
+
+
+@dataclass(frozen=True)
+class Tile:
+    id: str
+    label: str
+    value: str
+    detail: str
+    state: str  # "good" | "bad" | "warn" | "neutral"
+
+
+@dataclass(frozen=True)
+class Cell:
+    label: str
+    outcome: str  # one of OUTCOME_CLASSES
+    title: str
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    scenario: str
+    crashed: int
+    discovered: int
+    groups: list[list[Cell]]  # one list per boundary column, possibly empty
+
+
+@dataclass(frozen=True)
+class ViolationView:
+    run: RunResult
+    failed: list[Verdict]
+    evidence: dict[str, list[str]]  # checker -> its smallest evidence, capped
+    replay: str | None
+    schedule_json: str | None
+    timeline: Timeline | None
+
+
+@dataclass(frozen=True)
+class Page:
+    result: CampaignResult
+    metrics: CampaignMetrics
+    verdict: str  # "pass" | "fail" | "unknown"
+    tiles: list[Tile]
+    boundary_columns: list[str]
+    coverage: list[CoverageRow]
+    charts: list[Chart]
+    violations: list[ViolationView]
+    omitted_violations: int
+    run_table: list[dict[str, Any]]
+    violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
+
+
+def _pct(rate: Rate) -> str:
+    return "n/a" if rate.value is None else f"{100 * rate.value:.0f}%"
+
+
+def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool = False) -> Tile:
+    if rate.value is None:
+        state = "neutral"
+    elif good_when_all:
+        state = "good" if rate.count == rate.of else "bad"
+    else:
+        state = "good" if rate.count == 0 else ("warn" if warn else "bad")
+    return Tile(tile_id, label, _pct(rate), f"{rate.count} of {rate.of}", state)
+
+
+def tiles(metrics: CampaignMetrics) -> list[Tile]:
+    cov = metrics.coverage
+    score = metrics.mutation_score
+    return [
+        Tile("runs", "runs", str(metrics.runs), "fault schedules executed", "neutral"),
+        Tile("violations", "violations", str(metrics.violations), "runs an invariant rejected",
+             "bad" if metrics.violations else "good"),
+        _tile("resume", "resume success", metrics.resume_success, good_when_all=True),
+        _tile("duplicates", "duplicate effects", metrics.duplicate_effects, good_when_all=False),
+        _tile("review", "needs review", metrics.needs_review, good_when_all=False, warn=True),
+        _tile("budget", "resumes within budget", metrics.within_budget, good_when_all=True),
+        _tile("coverage", "boundaries crashed", Rate(count=cov.crashed, of=cov.discovered),
+              good_when_all=True),
+        _tile("mutation", "mutants caught", score, good_when_all=True) if score else
+        Tile("mutation", "mutants caught", "n/a", "no mutants run", "neutral"),
+    ]
+
+
+def boundary_kind(label: str) -> str:
+    """`charge:effect.prepared#2` -> `effect.prepared`: the column of the coverage matrix."""
+    return label.rpartition(":")[2].split("#")[0]
+
+
+def outcome_class(outcome: str | None) -> str:
+    if outcome is None:
+        return "not_crashed"
+    return outcome if outcome in ("ok", "violation", "needs_review") else "other"
+
+
+def coverage(result: CampaignResult) -> tuple[list[str], list[CoverageRow]]:
+    columns: list[str] = []
+    for s in result.scenarios:
+        for label in s.boundaries_discovered:
+            if boundary_kind(label) not in columns:
+                columns.append(boundary_kind(label))
+    rows = []
+    for s in result.scenarios:
+        groups: list[list[Cell]] = [[] for _ in columns]
+        crashed = set(s.boundaries_crashed)
+        for label in s.boundaries_discovered:
+            outcome = s.outcome_by_boundary.get(label, "ok") if label in crashed else None
+            groups[columns.index(boundary_kind(label))].append(
+                Cell(label, outcome_class(outcome), f"{label}: {outcome or 'not crashed'}")
+            )
+        rows.append(CoverageRow(s.scenario, len(crashed & set(s.boundaries_discovered)),
+                                len(s.boundaries_discovered), groups))
+    return columns, rows
+
+
+def charts(metrics: CampaignMetrics) -> list[Chart]:
+    rt = metrics.recovery_time
+    return [
+        histogram("recovery-clock", "Recovery time (injected clock)", rt.clock_s.values,
+                  "seconds from first death to the end"),
+        histogram("recovery-steps", "Recovery steps", rt.steps.values,
+                  "boundary hits from first death to the end"),
+        scatter("storage-growth", "Storage growth", metrics.storage.points,
+                "steps", "store bytes"),
+    ]
+
+
+def violation_view(run: RunResult, with_timeline: bool) -> ViolationView:
+    failed = [v for v in run.verdicts if v.valid is False]
+    refs = [ref for v in failed for ref in v.refs]
+    return ViolationView(
+        run=run,
+        failed=failed,
+        evidence={v.checker: v.evidence[:MAX_EVIDENCE_LINES] for v in failed},
+        replay=f"killpoint replay {shlex.quote(run.schedule_file)}" if run.schedule_file else None,
+        schedule_json=None if run.schedule_file else run.schedule.model_dump_json(indent=2),
+        timeline=build_timeline(run.history, refs) if with_timeline and run.history else None,
+    )
+
+
+def run_table(result: CampaignResult) -> list[dict[str, Any]]:
+    """Runs aggregated per (scenario, kind): how many, and how they ended."""
+    table: dict[tuple[str, str], Counter[str]] = {}
+    for run in result.runs:
+        counts = table.setdefault((run.scenario, run.kind), Counter())
+        counts["runs"] += 1
+        counts["valid" if run.valid is True else str(run.valid).lower()] += 1
+        counts["needs_review"] += run.final_status == "needs_review"
+    return [{"scenario": s, "kind": k, **c} for (s, k), c in table.items()]
+
+
+def build_page(result: CampaignResult) -> Page:
+    metrics = campaign_metrics(result)
+    violating = result.violations
+    columns, rows = coverage(result)
+    verdict = "fail" if violating else (
+        "unknown" if any(r.valid == "unknown" for r in result.runs) else "pass")
+    return Page(
+        result=result, metrics=metrics, verdict=verdict, tiles=tiles(metrics),
+        boundary_columns=columns, coverage=rows, charts=charts(metrics),
+        violations=[violation_view(r, True) for r in violating[:MAX_DETAILED_VIOLATIONS]],
+        omitted_violations=max(0, len(violating) - MAX_DETAILED_VIOLATIONS),
+        run_table=run_table(result),
+        violation_counts=[(s, c, n) for (s, c), n in Counter(
+            (r.scenario, v.checker) for r in violating for v in r.verdicts if v.valid is False
+        ).most_common()],
+    )
