@@ -275,8 +275,10 @@ class Engine:
             transition = wf.transition_from(cp.state)
             if transition is None:
                 raise DefinitionError(f"state {cp.state!r} of {wf.name!r} has no transition")
-            change = self._budget_stop(session, cp) or self._step(session, wf, cp, transition)
-            cp = self._commit(session, wf, cp, change, transition.step, key)
+            stop = self._budget_stop(session, cp)
+            change = stop or self._step(session, wf, cp, transition)
+            # A budget stop runs no step, so it spends none (steps_left never goes below 0).
+            cp = self._commit(session, wf, cp, change, None if stop else transition.step, key)
             if cp.status is RunStatus.WAITING_APPROVAL:
                 break  # entered waiting only to try an answered gate; an unanswered one parks
         return cp
