@@ -275,10 +275,11 @@ class Engine:
             transition = wf.transition_from(cp.state)
             if transition is None:
                 raise DefinitionError(f"state {cp.state!r} of {wf.name!r} has no transition")
-            stop = self._budget_stop(session, cp)
-            change = stop or self._step(session, wf, cp, transition)
+            budget_stop = self._budget_stop(session, cp)
+            change = budget_stop or self._step(session, wf, cp, transition)
             # A budget stop runs no step, so it spends none (steps_left never goes below 0).
-            cp = self._commit(session, wf, cp, change, None if stop else transition.step, key)
+            step = None if budget_stop else transition.step
+            cp = self._commit(session, wf, cp, change, step, key)
             if cp.status is RunStatus.WAITING_APPROVAL:
                 break  # entered waiting only to try an answered gate; an unanswered one parks
         return cp
@@ -446,6 +447,7 @@ class Engine:
                     )
                     break
                 self.clock.sleep(2.0**read)
+                session.renew(self.lease_ttl)
             else:
                 raise Stop(
                     RunStatus.NEEDS_REVIEW,

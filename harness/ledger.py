@@ -15,13 +15,14 @@ from harness import boundaries as b
 from harness.adapters import EffectAdapter
 from harness.boundaries import BoundaryHook
 from harness.clock import Clock
-from harness.errors import CannotTell, EffectRejected, OutcomeUnknown
+from harness.errors import CannotTell, EffectRejected, OutcomeUnknown, StaleFenceError
 from harness.integrity import canonical_json, sha256_hex
 from harness.model import EffectIntent, EffectRecord, EffectStatus, Receipt, RunStatus
 from harness.store import Lease, Store
 
 S = EffectStatus
 LOOKUP_TRIES = 3
+LEASE_RENEW_S = 30.0
 
 
 class Stop(Exception):
@@ -73,6 +74,18 @@ class Session:
     @property
     def workflow_id(self) -> str:
         return self.lease.workflow_id
+
+    def check_lease(self) -> None:
+        """Refuse to send once the lease has lapsed: a paused worker may have been replaced, and
+        fencing tokens guard the store, not the downstream service."""
+        if self.clock.now() >= self.lease.expires_at:
+            raise StaleFenceError(
+                f"lease of {self.lease.owner} lapsed at {self.lease.expires_at}; not sending"
+            )
+
+    def renew(self, ttl: float) -> None:
+        """Extend the lease across a long wait, so a patient worker is not taken for dead."""
+        self.lease = self.store.renew_lease(self.lease, self.clock.now(), ttl)
 
 
 class EffectExecutor:
@@ -136,6 +149,7 @@ class EffectExecutor:
         record = self._mark(record, S.STARTED, expect=(S.PREPARED,), attempt=True)
         s.attempts_left -= 1
         s.hook(b.STARTED_COMMITTED, self.step)
+        s.check_lease()
         try:
             receipt = self.adapter.send(intent, record.idempotency_key)
         except OutcomeUnknown as exc:
@@ -198,6 +212,7 @@ class EffectExecutor:
                 return self.adapter.lookup(intent, record.idempotency_key)
             except OutcomeUnknown:
                 self.session.clock.sleep(1.0)
+                self.session.renew(LEASE_RENEW_S)
         raise CannotTell(f"{intent.service} did not answer {LOOKUP_TRIES} lookups")
 
     def _mark(

@@ -29,7 +29,7 @@ from harness.model import RunStatus
 from harness.protocol import EngineFactory, EngineUnderTest, HistoryReader, WorkerEnv
 from harness.reference import StoreReader, reference_factory
 from harness.schedule import FaultSchedule
-from harness.tamper import tamper_latest
+from harness.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
 from harness.transport import BoundaryTransport
 from harness.world import World
 from scenarios.base import GatePolicy, Scenario
@@ -52,6 +52,9 @@ def _reference_reader(world: World) -> HistoryReader:
 
 
 def _reference_tamper(world: World, workflow_id: str, kind: str) -> int:
+    if kind in ARTIFACT_KINDS:
+        tamper_artifact(world.store, world.workdir / "artifacts", workflow_id, kind)
+        return world.store.workflow(workflow_id).sequence
     return tamper_latest(world.store, workflow_id, kind, world.secret)
 
 

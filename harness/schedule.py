@@ -49,7 +49,15 @@ class Tamper(_Frozen):
     """Alter the latest stored checkpoint after a worker has stopped."""
 
     after_worker: int = Field(ge=0)
-    kind: Literal["flip_byte", "wrong_tenant", "unsupported_schema"]
+    kind: Literal[
+        "flip_byte",
+        "wrong_tenant",
+        "unsupported_schema",
+        "legacy_v2",
+        "legacy_unsafe",
+        "artifact_corrupt",
+        "artifact_missing",
+    ]
 
 
 class Deploy(_Frozen):

@@ -175,6 +175,12 @@ class Store:
             )
         return Lease(workflow_id, owner, int(row.fencing_token), now + ttl)
 
+    def renew_lease(self, lease: Lease, now: float, ttl: float) -> Lease:
+        """Extend a lease we still hold; a lapsed or stolen one is refused like any write."""
+        with self._tx() as conn:
+            self._guard(conn, lease, now, extend_to=now + ttl)
+        return Lease(lease.workflow_id, lease.owner, lease.token, now + ttl)
+
     def release_lease(self, lease: Lease, now: float) -> None:
         with self._tx() as conn:
             self._guard(conn, lease, now)

@@ -1,21 +1,28 @@
-"""Altering a stored checkpoint the way an attacker, a bad migration or a bit flip would.
+"""Altering what a worker left behind, the way an attacker, an old deploy or a bad disk would.
 
-Used by schedules to prove the loader rejects what it must: a changed byte, a row moved to
-another tenant, a validly sealed checkpoint of a schema this engine does not support.
+Used by schedules to prove the loader and the artifact reads reject what they must: a changed
+byte, a row moved to another tenant, a validly sealed checkpoint of a schema this engine does
+not support, a checkpoint written by an older engine (one that migrates cleanly, one that lacks
+its tenant), and an artifact file that was altered or removed.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select, update
 
 from harness import _schema as t
+from harness.artifacts import FolderArtifacts
 from harness.errors import KillpointError
 from harness.integrity import SecretRef, canonical_json, seal
 from harness.store import Store
 
 OTHER_TENANT = "tenant-from-elsewhere"
+CHECKPOINT_KINDS = ("flip_byte", "wrong_tenant", "unsupported_schema", "legacy_v2", "legacy_unsafe")
+ARTIFACT_KINDS = ("artifact_corrupt", "artifact_missing")
 
 
 def tamper_latest(store: Store, workflow_id: str, kind: str, secret: SecretRef) -> int:
@@ -30,29 +37,109 @@ def tamper_latest(store: Store, workflow_id: str, kind: str, secret: SecretRef) 
         ).first()
         if row is None:
             raise KillpointError(f"no checkpoint of {workflow_id!r} to tamper with")
-        values: dict[str, object]
-        if kind == "flip_byte":
-            body = bytearray(row.body)
-            at = body.find(b'"state":"') + len(b'"state":"')
-            body[at] ^= 0x01
-            values = {"body": bytes(body)}
-        elif kind == "wrong_tenant":
-            values = {"tenant": OTHER_TENANT}
-        elif kind == "unsupported_schema":
-            doc = json.loads(row.body)
-            doc["schema_version"] = 99
-            body2 = canonical_json(doc)
-            values = {
-                "body": body2,
-                "schema_version": 99,
-                "tag": seal(body2, row.tenant, secret.resolve()),
-            }
-        else:
-            raise KillpointError(f"unknown tamper kind {kind!r}")
         conn.execute(
             update(t.checkpoints)
             .where(c.workflow_id == workflow_id)
             .where(c.sequence == row.sequence)
-            .values(**values)
+            .values(**_altered(kind, row.body, row.tenant, secret))
         )
         return int(row.sequence)
+
+
+def _altered(kind: str, body: bytes, tenant: str, secret: SecretRef) -> dict[str, Any]:
+    if kind == "flip_byte":
+        flipped = bytearray(body)
+        at = flipped.find(b'"input_hash":"sha256:') + len(b'"input_hash":"sha256:')
+        flipped[at] ^= 0x01
+        return {"body": bytes(flipped)}
+    if kind == "wrong_tenant":
+        return {"tenant": OTHER_TENANT}
+    doc = json.loads(body)
+    if kind == "unsupported_schema":
+        doc["schema_version"] = 99
+    elif kind == "legacy_v2":
+        doc = as_v2(doc)
+    elif kind == "legacy_unsafe":
+        doc = as_v1(doc, tenant=None)
+    else:
+        raise KillpointError(f"unknown tamper kind {kind!r}")
+    resealed = canonical_json(doc)
+    return {
+        "body": resealed,
+        "schema_version": doc["schema_version"],
+        "tag": seal(resealed, tenant, secret.resolve()),
+    }
+
+
+def as_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """The same checkpoint as the v2 engine wrote it: no model contract, tool schema, pending."""
+    old = {
+        k: v
+        for k, v in doc.items()
+        if k not in ("versions", "input_hash", "pending", "status_reason", "secret_refs")
+    }
+    old["schema_version"] = 2
+    old["plan_version"] = doc["versions"]["plan"]
+    old["prompt_version"] = doc["versions"]["prompt"]
+    old["approvals"] = [
+        {k: a[k] for k in ("gate", "actor", "scope", "policy_version", "expires_at")}
+        for a in doc["approvals"]
+    ]
+    return old
+
+
+def as_v1(doc: dict[str, Any], tenant: str | None) -> dict[str, Any]:
+    """The same checkpoint as the v1 engine wrote it; `tenant=None` is a pre-tenancy row."""
+    budget = doc["budget"]
+    return {
+        "schema_version": 1,
+        "workflow_id": doc["workflow_id"],
+        "workflow_name": doc["workflow_name"],
+        "owner_tenant": tenant,
+        "run_id": doc["lineage"]["run_id"],
+        "sequence": doc["sequence"],
+        "state": doc["state"],
+        "status": doc["status"],
+        "input": doc["input"],
+        "plan_version": doc["versions"]["plan"],
+        "prompt_version": doc["versions"]["prompt"],
+        "artifacts": doc["artifacts"],
+        "effects": [
+            {
+                "operation_id": e["operation_id"],
+                "intent": e["intent"],
+                "key": e["idempotency_key"],
+                "status": e["status"],
+                "receipt_id": e["receipt_id"],
+            }
+            for e in doc["effects"]
+        ],
+        "approved_by": None,
+        "limits": {
+            "attempts": budget["attempts_left"],
+            "steps": budget["steps_left"],
+            "cost": budget["cost_left"],
+            "time_ms": budget["time_left_ms"],
+        },
+        "spent": {},
+        "next_actions": doc["next_actions"],
+        "outputs": doc["outputs"],
+        "created_at": doc["created_at"],
+    }
+
+
+def tamper_artifact(store: Store, root: Path, workflow_id: str, kind: str) -> int:
+    """Corrupt or remove the files of every artifact the workflow recorded; returns how many."""
+    a = t.artifacts.c
+    with store.engine.connect() as conn:
+        shas = list(conn.execute(select(a.sha256).where(a.workflow_id == workflow_id)).scalars())
+    folder = FolderArtifacts(root)
+    for sha in shas:
+        path = folder.path(sha)
+        if not path.exists():
+            continue
+        if kind == "artifact_missing":
+            path.unlink()
+        else:
+            path.write_bytes(path.read_bytes() + b"\n<!-- altered -->")
+    return len(shas)
