@@ -26,12 +26,14 @@ from harness.results import (
     RunKind,
     RunResult,
     ScenarioCoverage,
+    Verdict,
     combine,
 )
 from harness.runner import REFERENCE, EngineSpec, run_schedule
 from harness.schedule import FaultSchedule, HitPoint, save_schedule
 from harness.world import World
 from scenarios.base import Scenario
+from scenarios.cases import CASES, Expect
 
 # Which network faults a mutating request may meet; duplicate delivery only where the service
 # dedups (a non-idempotent service duplicates any duplicated request, whatever the engine does).
@@ -64,6 +66,7 @@ class CampaignConfig:
     double: bool = True
     double_limit: int = 150  # per scenario; beyond it a seeded sample
     network: bool = True
+    named: bool = True  # the seeds' named cases whose scenario is in the campaign
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
     on_run: Callable[[RunResult], None] | None = None
@@ -96,10 +99,16 @@ class Campaign:
         return shard is None or index % shard[1] == shard[0] - 1
 
     def execute(
-        self, scenario: Scenario, schedule: FaultSchedule, kind: RunKind
+        self,
+        scenario: Scenario,
+        schedule: FaultSchedule,
+        kind: RunKind,
+        expect: Expect | None = None,
     ) -> tuple[RunResult, History]:
         history = run_schedule(self.world, scenario, schedule, self.config.engine)
         verdicts = check_all(history, scenario.workflow)
+        if expect is not None:
+            verdicts.append(expectation(history, expect))
         valid = combine(verdicts)
         schedule_file = None
         if valid is False:
@@ -190,6 +199,10 @@ class Campaign:
             for schedule in self._network(name, recording):
                 if self._mine():
                     self.execute(scenario, schedule, "network")
+        if self.config.named:
+            for case in CASES:
+                if case.scenario == name and self._mine():
+                    self.execute(scenario, case.schedule, "named", case.expect)
         runs = [r for r in self.runs if r.scenario == name]
         return ScenarioCoverage(
             scenario=name,
@@ -232,6 +245,19 @@ class Campaign:
                 )
                 yield FaultSchedule(scenario=name, run_id=f"net-{n}", network=FaultPlan.of(rule))
                 n += 1
+
+
+def expectation(history: History, expect: Expect) -> Verdict:
+    """The seed's expected recovery for a named case, as one more verdict."""
+    problem = expect(history)
+    if problem is None:
+        return Verdict(checker="expected_recovery", valid=True)
+    return Verdict(
+        checker="expected_recovery",
+        valid=False,
+        summary=problem,
+        evidence=[f"{history.schedule.describe()}: {problem}"],
+    )
 
 
 def _outcome(result: RunResult) -> str:
