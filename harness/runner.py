@@ -65,7 +65,7 @@ def workflow_id_for(scenario: Scenario, schedule: FaultSchedule) -> str:
     return f"{scenario.name}:{schedule.run_id}"
 
 
-class _Run:
+class Run:
     """The state of one run while it executes."""
 
     def __init__(
@@ -291,7 +291,7 @@ def _terminal(status: str | None) -> bool:
     return status is not None and status not in ("running", "waiting_approval")
 
 
-def run_pair(run: _Run, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
+def run_pair(run: Run, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
     """Two workers recover at once, one at a time, switching after the scheduled hits."""
     baton = _Baton(
         set(switch_at), run.world.clock.advance if expire else None, run.world.lease_ttl + 1
@@ -363,4 +363,4 @@ def run_schedule(
     world.services.reset()
     world.services.set_plan(schedule.network)
     world.runs += 1
-    return _Run(world, scenario, schedule, engine).execute()
+    return Run(world, scenario, schedule, engine).execute()
