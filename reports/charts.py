@@ -71,6 +71,8 @@ def fmt(value: float) -> str:
 
 def _bins(values: list[float]) -> list[tuple[float, float, int]]:
     lo, hi = min(values), max(values)
+    if hi == lo:
+        return [(lo, hi, len(values))]
     if all(v == int(v) for v in values) and hi - lo < MAX_BINS * 2:
         edges = [lo + i for i in range(int(hi - lo) + 2)]
         width = 1.0
@@ -103,7 +105,7 @@ def histogram(chart_id: str, title: str, values: list[float], x_label: str) -> C
         Bar(
             x=x0 + i * slot + 1, width=max(slot - 2, 1.0),
             y=y1 - (y1 - y0) * count / top, height=(y1 - y0) * count / top,
-            title=f"{fmt(lo) if integer else f'{fmt(lo)} to {fmt(hi)}'}: {count} runs",
+            title=f"{fmt(lo) if integer or lo == hi else f'{fmt(lo)} to {fmt(hi)}'}: {count} runs",
         )
         for i, (lo, hi, count) in enumerate(bins)
     ]

@@ -23,7 +23,7 @@ from harness.results import EvidenceRef
 
 LABEL_WIDTH = 150.0
 TOP = 24.0
-LANE_HEIGHT = 26.0
+LANE_HEIGHT = 30.0
 TARGET_WIDTH = 960.0
 MIN_STEP = 6.0
 MAX_STEP = 24.0
@@ -57,6 +57,7 @@ class Band:
     width: float
     kind: str  # "down": no live worker after a death; "net": a network-faulted request
     title: str
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,14 +136,18 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
         if rec is not None:
             outcome = rec.end + (f" → {rec.status}" if rec.status else "")
             title = f"worker {number} ({rec.owner}): {outcome} {rec.reason}".strip()
+        ended = (rec.status if rec.end == "stopped" and rec.status else rec.end) if rec else ""
         lanes[f"w{number}"] = Lane(
-            name=f"w{number} {rec.end if rec else ''}".strip(), kind="worker",
+            name=f"w{number} {ended}".strip(), kind="worker",
             evidence=number in worker_refs, title=title,
         )
     last_hit = {h.worker: i for i, h in enumerate(history.hits)}
     evidence = 0
+    last_step: dict[int, str | None] = {}
     for i, hit in enumerate(history.hits):
         rec = records.get(hit.worker)
+        new_step = hit.step is not None and last_step.get(hit.worker) != hit.step
+        last_step[hit.worker] = hit.step
         dies = last_hit[hit.worker] == i and rec is not None and rec.end in ("killed", "sigkill")
         marked = i in hit_refs or (dies and hit.worker in worker_refs)
         evidence += marked
@@ -151,6 +156,7 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
             x=x(hit_col[i]), shape="death" if dies else "tick",
             title=f"hit #{i} {hit.label()} (t={hit.time:.1f})" + (" — died here" if dies else ""),
             classes=_cls("hit", "death" if dies else None, "evidence" if marked else None),
+            text=hit.step if new_step and hit.step else "",
         ))
         start = lane.span[0] if lane.span else x(hit_col[i])
         lane.span = (start, x(hit_col[i]))
@@ -201,7 +207,8 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
         ))
         if faulted:
             bands.append(Band(x(req_col[seq]) - step / 2, step, "net",
-                              f"network fault: {request['outcome']} on journal #{seq}"))
+                              f"network fault: {request['outcome']} on journal #{seq}",
+                              label=str(request["outcome"]).replace("_", " ")))
 
     first_col: dict[int, int] = {}
     for i, hit in enumerate(history.hits):
@@ -211,10 +218,13 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
         if rec.end not in ("killed", "sigkill") or worker not in worker_end:
             continue
         died = worker_end[worker]
-        later = [col for col, w in starts if col > died and w != worker]
-        until = later[0] if later else columns
-        bands.append(Band(x(died), x(until) - x(died), "down",
-                          f"w{worker} dead until the next worker starts"))
+        later = [(col, w) for col, w in starts if col > died and w != worker]
+        until = later[0][0] if later else columns
+        down_s = records[later[0][1]].started_at - rec.ended_at if later else None
+        bands.append(Band(
+            x(died), x(until) - x(died), "down", f"w{worker} dead until the next worker starts",
+            label=f"down {down_s:g}s" if down_s is not None else "no recovery",
+        ))
 
     ordered = [lane for lane in lanes.values() if lane.kind == "worker"]
     ordered += [store] + [lane for lane in lanes.values() if lane.kind == "service"]

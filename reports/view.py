@@ -73,7 +73,7 @@ class Page:
 
 
 def _pct(rate: Rate) -> str:
-    return "n/a" if rate.value is None else f"{100 * rate.value:.0f}%"
+    return "n/a" if rate.value is None else f"{100 * rate.value:.3g}%"
 
 
 def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool = False) -> Tile:

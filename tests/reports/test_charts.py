@@ -1,0 +1,43 @@
+"""Chart geometry: histogram bins, scatter merging, and an honest empty state."""
+
+from __future__ import annotations
+
+from reports.charts import fmt, histogram, scatter
+
+
+def test_integer_values_get_one_bin_per_integer() -> None:
+    chart = histogram("h", "steps", [3.0, 4.0, 4.0, 6.0], "steps")
+    assert len(chart.bars) == 4  # 3, 4, 5, 6
+    heights = [round(b.height, 6) for b in chart.bars]
+    assert heights[1] == max(heights) and heights[2] == 0
+
+
+def test_continuous_values_are_binned_and_every_value_is_counted() -> None:
+    values = [0.1 * i for i in range(100)]
+    chart = histogram("h", "clock", values, "s")
+    assert 1 < len(chart.bars) <= 12
+    assert sum(int(b.title.rsplit(": ", 1)[1].split()[0]) for b in chart.bars) == 100
+
+
+def test_equal_values_make_one_bar() -> None:
+    chart = histogram("h", "clock", [60.5, 60.5, 60.5], "s")
+    assert len(chart.bars) == 1
+    assert chart.bars[0].title.endswith("3 runs")
+
+
+def test_no_values_give_an_empty_chart_with_a_reason() -> None:
+    assert histogram("h", "t", [], "s").empty
+    assert scatter("s", "t", [], "x", "y").empty
+
+
+def test_scatter_merges_runs_at_the_same_point() -> None:
+    chart = scatter("s", "growth", [(10, 4000)] * 50 + [(12, 5200)], "steps", "bytes")
+    assert len(chart.dots) == 2
+    big, small = sorted(chart.dots, key=lambda d: -d.r)
+    assert big.r > small.r and "50 runs" in big.title
+
+
+def test_numbers_are_short() -> None:
+    assert fmt(3437.5) == "3,438"
+    assert fmt(0.0123) == "0.0123"
+    assert fmt(12.0) == "12"

@@ -1,0 +1,114 @@
+"""The HTML page: sections, counts, escaping, self-containment, and size on large campaigns."""
+
+from __future__ import annotations
+
+import re
+
+from harness.results import CampaignResult, RunResult, Verdict
+from reports.html import render_html
+from reports.view import MAX_DETAILED_VIOLATIONS, build_page
+from tests.reports.dom import Census
+
+
+def test_the_page_has_every_section(campaign) -> None:
+    dom = Census(render_html(campaign))
+    for section in ("header", "summary", "metrics", "coverage", "charts", "mutants",
+                    "violations", "runs"):
+        assert dom.by_id(section) is not None, section
+
+
+def test_one_coverage_cell_per_discovered_boundary(campaign) -> None:
+    dom = Census(render_html(campaign))
+    cells = dom.by_class("cov-cell")
+    assert len(cells) == 11
+    by_label = {c.attrs["data-label"]: c.classes for c in cells[:8]}
+    assert "outcome-violation" in by_label["charge:transport.response_received"]
+    assert "outcome-ok" in by_label["lease.acquired"]
+    assert "outcome-not_crashed" in by_label["charge:effect.receipt_committed"]
+    assert "outcome-needs_review" in cells[-1].classes
+
+
+def test_tiles_turn_red_for_violations_and_green_when_all_is_well(campaign) -> None:
+    dom = Census(render_html(campaign))
+    assert dom.by_id("tile-violations").attrs["data-state"] == "bad"
+    assert dom.by_id("tile-mutation").attrs["data-state"] == "bad"  # one mutant survived
+    clean = campaign.model_copy(update={
+        "runs": [r for r in campaign.runs if r.valid is not False],
+        "mutants": [m for m in campaign.mutants if m.caught],
+    })
+    dom = Census(render_html(clean))
+    assert dom.by_id("tile-violations").attrs["data-state"] == "good"
+    assert dom.by_id("tile-mutation").attrs["data-state"] == "good"
+
+
+def test_charts_are_inline_svg(campaign) -> None:
+    dom = Census(render_html(campaign))
+    figures = dom.by_class("chart")
+    assert {f.attrs["id"] for f in figures} >= {"chart-recovery-clock", "chart-storage-growth"}
+    assert len(dom.by_class("bar")) > 0 and len(dom.by_class("dot")) > 0
+
+
+def test_each_mutant_is_a_row_and_the_survivor_is_marked(campaign) -> None:
+    dom = Census(render_html(campaign))
+    rows = dom.by_class("mutant")
+    assert len(rows) == 3
+    assert sum("missed" in r.classes for r in rows) == 1
+
+
+def test_a_violation_shows_its_timeline_evidence_and_replay_command(campaign) -> None:
+    html = render_html(campaign)
+    dom = Census(html)
+    assert len(dom.by_class("violation")) == 1
+    assert len(dom.by_class("timeline")) == 1
+    assert len([e for e in dom.by_class("halo") if e.tag == "circle"]) == 3
+    assert "killpoint replay killpoint-out/schedules/order_saga-r7.json" in html
+    assert "payments charged order-r7 twice" in html
+
+
+def test_without_a_schedule_file_the_schedule_json_is_inline(campaign) -> None:
+    runs = [r.model_copy(update={"schedule_file": None}) for r in campaign.runs]
+    html = render_html(campaign.model_copy(update={"runs": runs}))
+    assert "killpoint replay killpoint-out" not in html
+    assert "&#34;scenario&#34;: &#34;order_saga&#34;" in html
+
+
+def test_engine_supplied_text_is_escaped(campaign) -> None:
+    run = campaign.violations[0]
+    nasty = Verdict(checker="single_effect", valid=False, summary="<script>alert(1)</script>",
+                    evidence=["<img src=x onerror=alert(1)>"])
+    runs = [run.model_copy(update={"verdicts": [nasty]})]
+    html = render_html(campaign.model_copy(update={"runs": runs}))
+    assert "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_nothing_is_fetched_from_the_network(campaign) -> None:
+    html = render_html(campaign)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "@import" not in html and "url(" not in html
+    assert "<script" not in html and "<link" not in html
+
+
+def _many_runs(campaign: CampaignResult, copies: int) -> CampaignResult:
+    runs: list[RunResult] = []
+    for i in range(copies):
+        runs += [r.model_copy(update={"run_id": f"{r.run_id}-{i}"}) for r in campaign.runs]
+    return campaign.model_copy(update={"runs": runs})
+
+
+def test_a_large_campaign_details_only_a_few_violations_and_stays_small(campaign) -> None:
+    big = _many_runs(campaign, 400)  # 3,200 runs, 400 violations with histories
+    page = build_page(big)
+    assert len(page.violations) == MAX_DETAILED_VIOLATIONS
+    assert page.omitted_violations == 400 - MAX_DETAILED_VIOLATIONS
+    html = render_html(big)
+    assert len(html) < 1_500_000
+    assert len(Census(html).by_class("timeline")) == MAX_DETAILED_VIOLATIONS
+    assert f"{400 - MAX_DETAILED_VIOLATIONS} more violating runs" in html
+
+
+def test_an_empty_campaign_still_renders(empty) -> None:
+    dom = Census(render_html(empty))
+    assert dom.by_id("summary") is not None
+    assert dom.by_class("cov-cell") == []
+    assert dom.by_class("violation") == []

@@ -1,0 +1,75 @@
+"""JUnit XML: one case per crashed boundary, failures carry the checker and the evidence."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from reports.junit import MUTANT_SUITE, write_junit
+
+
+def _parse(campaign, tmp_path: Path) -> ET.Element:
+    path = write_junit(campaign, tmp_path / "junit.xml")
+    return ET.parse(path).getroot()
+
+
+def test_one_testcase_per_crashed_boundary_with_the_scenario_as_classname(
+    campaign, tmp_path: Path
+) -> None:
+    root = _parse(campaign, tmp_path)
+    saga = root.find("testsuite[@name='order_saga']")
+    assert saga is not None
+    boundary_cases = [c.get("name") for c in saga.findall("testcase[@classname='order_saga']")]
+    assert boundary_cases == [
+        "lease.acquired", "charge:effect.prepared", "charge:transport.response_received",
+    ]
+
+
+def test_a_violating_boundary_fails_with_checker_evidence_and_replay(
+    campaign, tmp_path: Path
+) -> None:
+    root = _parse(campaign, tmp_path)
+    case = root.find(".//testcase[@name='charge:transport.response_received']")
+    assert case is not None
+    failure = case.find("failure")
+    assert failure is not None
+    assert "single_effect" in failure.get("message", "")
+    assert "journal #2: payments.create_charge" in (failure.text or "")
+    assert "killpoint replay killpoint-out/schedules/order_saga-r7.json" in (failure.text or "")
+    assert root.find(".//testcase[@name='lease.acquired']/failure") is None
+
+
+def test_non_boundary_runs_are_grouped_by_kind(campaign, tmp_path: Path) -> None:
+    root = _parse(campaign, tmp_path)
+    assert root.find(".//testcase[@classname='order_saga.network']") is not None
+    assert root.find(".//testcase[@classname='order_saga.clean']") is not None
+    generated = root.findall(".//testcase[@classname='research_publish.generated']")
+    assert len(generated) == 1  # all generated runs of a scenario in one case
+
+
+def test_an_undecided_run_is_skipped_not_passed(campaign, tmp_path: Path) -> None:
+    root = _parse(campaign, tmp_path)
+    skipped = root.find(".//testcase[@classname='research_publish.generated']/skipped")
+    assert skipped is not None and "budget ran out" in skipped.get("message", "")
+
+
+def test_a_surviving_mutant_fails_in_the_mutant_suite(campaign, tmp_path: Path) -> None:
+    root = _parse(campaign, tmp_path)
+    suite = root.find(f"testsuite[@name='{MUTANT_SUITE}']")
+    assert suite is not None
+    failed = [c.get("name") for c in suite.findall("testcase") if c.find("failure") is not None]
+    assert failed == ["stale_approval"]
+
+
+def test_suite_and_root_counts_add_up(campaign, tmp_path: Path) -> None:
+    root = _parse(campaign, tmp_path)
+    suites = root.findall("testsuite")
+    for suite in suites:
+        assert int(suite.get("tests", "-1")) == len(suite.findall("testcase"))
+    assert int(root.get("tests", "0")) == sum(len(s.findall("testcase")) for s in suites) == 11
+    assert (root.get("failures"), root.get("skipped"), root.get("errors")) == ("2", "1", "0")
+
+
+def test_an_empty_campaign_is_valid_junit(empty, tmp_path: Path) -> None:
+    root = _parse(empty, tmp_path)
+    assert root.tag == "testsuites" and root.get("tests") == "0"

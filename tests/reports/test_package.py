@@ -1,0 +1,14 @@
+"""The public names of `reports`, pinned so a rename is a deliberate change."""
+
+from __future__ import annotations
+
+import reports
+
+
+def test_exported_names() -> None:
+    assert sorted(reports.__all__) == [
+        "CampaignMetrics", "campaign_metrics", "render_html", "summary_json", "write_html",
+        "write_junit",
+    ]
+    for name in reports.__all__:
+        assert getattr(reports, name) is not None
