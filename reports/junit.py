@@ -10,6 +10,7 @@ A run the oracle could not judge (`unknown`) is reported as skipped, never as pa
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,6 +19,18 @@ from harness.results import CampaignResult, MutantResult, RunResult
 from reports._atomic import write_atomic
 
 BOUNDARY_KINDS = ("single", "double")
+_WORKER_PREFIX = re.compile(r"^w\d+ ")
+
+
+def boundary_of(run: RunResult) -> str | None:
+    """The boundary a crash run is filed under: its first crash, without the worker prefix.
+
+    A double crash (die at X, then die again during the recovery) is filed under X: it tests
+    recovery from X.
+    """
+    if run.kind not in BOUNDARY_KINDS or not run.crashed_at:
+        return None
+    return _WORKER_PREFIX.sub("", run.crashed_at[0])
 MUTANT_SUITE = "killpoint.mutants"
 
 
@@ -69,10 +82,11 @@ def _scenario_suite(root: ET.Element, result: CampaignResult, scenario: str) -> 
     coverage = next((s for s in result.scenarios if s.scenario == scenario), None)
     labels = list(coverage.boundaries_crashed) if coverage else []
     for run in runs:
-        if run.kind in BOUNDARY_KINDS:
-            labels += [label for label in run.crashed_at if label not in labels]
+        label = boundary_of(run)
+        if label is not None and label not in labels:
+            labels.append(label)
     for label in labels:
-        at = [r for r in runs if r.kind in BOUNDARY_KINDS and label in r.crashed_at]
+        at = [r for r in runs if boundary_of(r) == label]
         case = _case(suite, scenario, label, at, sum(r.measures.recovery_wall_s for r in at))
         outcome = coverage.outcome_by_boundary.get(label) if coverage else None
         if not at and outcome == "violation":

@@ -14,7 +14,7 @@ message) sit in the first column. Evidence refs from the verdicts are highlighte
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fake_services.faults import FaultMode
@@ -28,6 +28,7 @@ TARGET_WIDTH = 960.0
 MIN_STEP = 6.0
 MAX_STEP = 24.0
 COMMITTED = "checkpoint.committed"
+STEP_LABEL_CHAR_PX = 5.5  # width of one character of the 9px step labels
 FAULT_OUTCOMES = frozenset(mode.value for mode in FaultMode)
 
 
@@ -120,6 +121,18 @@ def _request_title(r: dict[str, Any]) -> str:
     return f"journal #{r['seq']}: {r['service']}.{r['operation']} [{key}] → {r['outcome']}"
 
 
+def _fit_step_labels(lane: Lane) -> None:
+    """Shorten step names so each ends before the next one on the lane starts."""
+    labelled = [i for i, m in enumerate(lane.marks) if m.text]
+    for n, i in enumerate(labelled):
+        mark = lane.marks[i]
+        room = (lane.marks[labelled[n + 1]].x - mark.x) if n + 1 < len(labelled) else 1e9
+        chars = int(room / STEP_LABEL_CHAR_PX) - 1
+        if len(mark.text) > chars:
+            text = mark.text[: chars - 1] + "…" if chars >= 3 else ""
+            lane.marks[i] = replace(mark, text=text)
+
+
 def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
     hit_col, req_col, columns = _columns(history)
     step = max(MIN_STEP, min(MAX_STEP, TARGET_WIDTH / max(columns, 1)))
@@ -160,6 +173,9 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
         ))
         start = lane.span[0] if lane.span else x(hit_col[i])
         lane.span = (start, x(hit_col[i]))
+
+    for lane in lanes.values():
+        _fit_step_labels(lane)
 
     store = lanes.setdefault("store", Lane(name="store", kind="store", title="checkpoints"))
     commits = [hit_col[i] for i, h in enumerate(history.hits) if h.boundary == COMMITTED]

@@ -138,11 +138,12 @@ def _run(
     schedule_file: str | None = None,
 ) -> RunResult:
     verdicts = verdicts or [Verdict(checker="single_effect", valid=True)]
+    schedule = schedule or _schedule(scenario, run_id, crashed)
     valid = combine(verdicts)
     return RunResult(
         run_id=run_id, scenario=scenario, kind=kind, label=label,
-        schedule=schedule or _schedule(scenario, run_id, crashed), final_status=status,
-        final_state="done", crashed_at=[crashed] if crashed else [], verdicts=verdicts,
+        schedule=schedule, final_status=status, final_state="done",
+        crashed_at=[c.label() for c in schedule.crashes], verdicts=verdicts,
         valid=valid, measures=measures, schedule_file=schedule_file, history=history,
     )
 

@@ -64,3 +64,15 @@ def test_the_temp_file_is_written_in_the_target_folder(
     monkeypatch.setattr(os, "replace", spy)
     write_atomic(tmp_path / "r.html", "x")
     assert Path(seen[0]).parent == tmp_path
+
+
+def test_a_new_report_is_readable_by_others_and_a_replaced_one_keeps_its_mode(
+    tmp_path: Path,
+) -> None:
+    fresh = write_atomic(tmp_path / "report.html", "x")
+    assert fresh.stat().st_mode & 0o777 == 0o644
+    kept = tmp_path / "junit.xml"
+    kept.write_text("old")
+    kept.chmod(0o600)
+    write_atomic(kept, "new")
+    assert kept.stat().st_mode & 0o777 == 0o600

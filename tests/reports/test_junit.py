@@ -73,3 +73,20 @@ def test_suite_and_root_counts_add_up(campaign, tmp_path: Path) -> None:
 def test_an_empty_campaign_is_valid_junit(empty, tmp_path: Path) -> None:
     root = _parse(empty, tmp_path)
     assert root.tag == "testsuites" and root.get("tests") == "0"
+
+
+def test_a_double_crash_is_filed_under_its_first_boundary(campaign, tmp_path: Path) -> None:
+    bad = campaign.violations[0]
+    first = next(r for r in campaign.runs if r.run_id == "r1")  # crashed at lease.acquired
+    double = bad.model_copy(update={
+        "run_id": "d1", "kind": "double",
+        "crashed_at": [first.crashed_at[0], "w1 charge:effect.prepared"],
+    })
+    root = _parse(campaign.model_copy(update={"runs": [*campaign.runs, double]}), tmp_path)
+    saga = root.find("testsuite[@name='order_saga']")
+    assert saga is not None
+    names = [c.get("name") for c in saga.findall("testcase[@classname='order_saga']")]
+    assert names.count("lease.acquired") == 1 and "w1 charge:effect.prepared" not in names
+    case = saga.find("testcase[@name='lease.acquired']")
+    assert case is not None and case.find("failure") is not None
+    assert "d1" in (case.findtext("system-out") or "")

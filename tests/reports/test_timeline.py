@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from harness.results import EvidenceRef
 from reports.timeline import Lane, build_timeline
 from tests.reports.campaigns import duplicate_charge_history, sample_campaign, violation_verdict
@@ -91,3 +93,13 @@ def test_a_long_history_is_compressed_but_never_below_the_minimum_step() -> None
     t = build_timeline(long, [])
     assert t.step == 6.0
     assert t.width > 6.0 * len(long.hits)
+
+
+def test_step_labels_are_shortened_so_they_do_not_overlap() -> None:
+    _, t = _timeline()
+    for lane in t.lanes:
+        labelled = [m for m in lane.marks if m.text]
+        for mark, after in itertools.pairwise(labelled):
+            assert mark.x + len(mark.text) * 5.5 < after.x
+    first = next(m for m in _lane(t, "w0").marks if m.text)
+    assert first.text.startswith("valid")
