@@ -30,7 +30,7 @@ from harness.results import (
     combine,
 )
 from harness.runner import REFERENCE, EngineSpec, run_schedule
-from harness.schedule import FaultSchedule, HitPoint, save_schedule
+from harness.schedule import FaultSchedule, HitPoint, Tier, save_schedule
 from harness.world import World
 from scenarios.base import Scenario
 from scenarios.cases import CASES, Expect
@@ -62,6 +62,7 @@ class CampaignConfig:
     scenarios: Sequence[Scenario]
     workdir: Path
     engine: EngineSpec = REFERENCE
+    tier: Tier = "inprocess"
     store_url: str | None = None
     double: bool = True
     double_limit: int = 150  # per scenario; beyond it a seeded sample
@@ -81,7 +82,7 @@ def label(step: str | None, boundary: str, occurrence: int) -> str:
 class Campaign:
     def __init__(self, config: CampaignConfig) -> None:
         self.config = config
-        self.world = World.open(config.workdir / "world", config.store_url)
+        self.world = open_world(config.tier, config.workdir / "world", config.store_url)
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self._counter = 0
@@ -105,7 +106,9 @@ class Campaign:
         kind: RunKind,
         expect: Expect | None = None,
     ) -> tuple[RunResult, History]:
-        history = run_schedule(self.world, scenario, schedule, self.config.engine)
+        if schedule.tier != self.config.tier:
+            schedule = schedule.model_copy(update={"tier": self.config.tier})
+        history = run_in_tier(self.world, scenario, schedule, self.config.engine)
         verdicts = check_all(history, scenario.workflow)
         if expect is not None:
             verdicts.append(expectation(history, expect))
@@ -201,7 +204,8 @@ class Campaign:
                     self.execute(scenario, schedule, "network")
         if self.config.named:
             for case in CASES:
-                if case.scenario == name and self._mine():
+                real_only_skip = self.config.tier == "real" and case.schedule.interleave
+                if case.scenario == name and not real_only_skip and self._mine():
                     self.execute(scenario, case.schedule, "named", case.expect)
         runs = [r for r in self.runs if r.scenario == name]
         return ScenarioCoverage(
@@ -245,6 +249,25 @@ class Campaign:
                 )
                 yield FaultSchedule(scenario=name, run_id=f"net-{n}", network=FaultPlan.of(rule))
                 n += 1
+
+
+def open_world(tier: Tier, workdir: Path, store_url: str | None) -> World:
+    if tier == "real":
+        from harness.realtier import open_real_world
+
+        return open_real_world(workdir, store_url)
+    return World.open(workdir, store_url)
+
+
+def run_in_tier(
+    world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
+) -> History:
+    """Run a schedule in the tier it names (a replayed schedule keeps its tier)."""
+    if schedule.tier == "real":
+        from harness.realtier import run_schedule_real
+
+        return run_schedule_real(world, scenario, schedule, engine)
+    return run_schedule(world, scenario, schedule, engine)
 
 
 def expectation(history: History, expect: Expect) -> Verdict:

@@ -24,8 +24,8 @@ from harness.history import (
     TamperRecord,
     WorkerRecord,
 )
-from harness.killswitch import Hit, Killed, KillSwitch
-from harness.model import RunStatus
+from harness.killswitch import Death, Hit, Killed, KillSwitch
+from harness.model import RunStatus, Versions
 from harness.protocol import EngineFactory, EngineUnderTest, HistoryReader, WorkerEnv
 from harness.reference import StoreReader, reference_factory
 from harness.schedule import FaultSchedule
@@ -68,6 +68,8 @@ def workflow_id_for(scenario: Scenario, schedule: FaultSchedule) -> str:
 class Run:
     """The state of one run while it executes."""
 
+    death: Death = "raise"
+
     def __init__(
         self, world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
     ) -> None:
@@ -103,15 +105,29 @@ class Run:
                 )
             )
 
+    def versions_for(self, worker: int) -> Versions:
+        """The versions worker number `worker` runs: the base ones, or a later deploy's."""
+        versions = self.world.versions.model_copy(
+            update={"plan": self.scenario.workflow.plan_version}
+        )
+        for deploy in self.schedule.deploys:
+            if worker >= deploy.from_worker:
+                versions = deploy.versions
+        return versions
+
     def build(
         self, worker: int, hook_wrap: Callable[[KillSwitch], object] | None = None
     ) -> tuple[EngineUnderTest, httpx.Client, str, str]:
         world, schedule = self.world, self.schedule
-        versions = world.versions.model_copy(update={"plan": self.scenario.workflow.plan_version})
-        for deploy in schedule.deploys:
-            if worker >= deploy.from_worker:
-                versions = deploy.versions
-        switch = KillSwitch(worker, schedule, world.clock, self.record, advance=world.clock.advance)
+        versions = self.versions_for(worker)
+        switch = KillSwitch(
+            worker,
+            schedule,
+            world.clock,
+            self.record,
+            death=self.death,
+            advance=world.clock.advance,
+        )
         hook = hook_wrap(switch) if hook_wrap else switch
         http = httpx.Client(
             base_url=world.services.base_url,

@@ -13,8 +13,11 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from fake_services import InProcessServices, ServiceClock
+import httpx
+
+from fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
 from harness.integrity import DEFAULT_KEY_ENV, SecretRef
 from harness.model import Versions
 from harness.store import Store
@@ -23,6 +26,32 @@ EPOCH = 1_800_000_000.0
 BASE_VERSIONS = Versions(
     plan="plan@1", prompt="prompt@1", model_contract="contract@1", tool_schema="tools@1"
 )
+
+
+class Services(Protocol):
+    """The outside world as a run sees it: in-process apps or a real server process."""
+
+    @property
+    def journal(self) -> Journal: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    def transport(self) -> httpx.BaseTransport: ...
+
+    def reset(self) -> None: ...
+
+    def set_plan(self, plan: FaultPlan) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class WorldClock(Protocol):
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+    def advance(self, seconds: float) -> None: ...
 
 
 class SharedTime:
@@ -52,8 +81,8 @@ def ensure_key(env: str = DEFAULT_KEY_ENV) -> SecretRef:
 class World:
     workdir: Path
     store: Store
-    services: InProcessServices
-    clock: SharedTime
+    services: Services
+    clock: WorldClock
     secret: SecretRef
     tenant: str = "tenant-a"
     lease_ttl: float = 30.0

@@ -43,7 +43,7 @@ def check_verified_completion(history: History, workflow: Workflow) -> Verdict:
                     "no later successful read of it in the journal",
                     f"final status completed in state {history.final_state}",
                 ],
-                [EvidenceRef(kind="request", index=after)],
+                [EvidenceRef(kind="effect", index=after)],
             )
     final = max(
         (c for c in history.checkpoints if c.trusted), key=lambda c: c.sequence, default=None

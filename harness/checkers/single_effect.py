@@ -37,8 +37,8 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
                 f"{service}.{operation} [{key}] took effect {len(effects)} times",
                 [cite_effect(first), cite_effect(second)],
                 [
-                    EvidenceRef(kind="request", index=int(first["seq"])),
-                    EvidenceRef(kind="request", index=int(second["seq"])),
+                    EvidenceRef(kind="effect", index=int(first["seq"])),
+                    EvidenceRef(kind="effect", index=int(second["seq"])),
                 ],
             )
     for expected in history.expected:

@@ -1,0 +1,336 @@
+"""`killpoint run`, `replay` and `merge`: crash campaigns, exact replays, sharded results.
+
+`run` crashes every boundary of the chosen scenarios (twice where the budget allows), adds the
+network faults and the seeds' named cases, judges every run and exits 1 on any violation; each
+violating run leaves its schedule as JSON, and `replay FILE` re-runs exactly that schedule.
+`--shard i/N` runs a deterministic slice and `--out` keeps its result, which `merge` combines
+into one report.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from pydantic import ValidationError
+
+from harness.cli import DbOption, app, checkpoint_key
+from harness.errors import KillpointError
+from harness.results import CampaignResult, RunResult
+from harness.schedule import load_schedule
+
+WorkdirOption = Annotated[
+    Path,
+    typer.Option(
+        "--workdir", metavar="DIR", help="Where stores, artifacts and failing schedules go."
+    ),
+]
+EngineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        metavar="MODULE:FACTORY",
+        help="The engine under test (default: the reference engine).",
+        show_default=False,
+    ),
+]
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    try:
+        index, total = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise KillpointError(f"--shard wants i/N (e.g. 1/4), got {text!r}") from None
+    if not 1 <= index <= total:
+        raise KillpointError(f"--shard {text}: i must be between 1 and N")
+    return index, total
+
+
+def _progress(enabled: bool) -> tuple[Callable[[RunResult], None], Callable[[], None]]:
+    """A live count of runs and violations on a terminal; nothing when piped (as in CI)."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        return (lambda result: None), (lambda: None)
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    task = progress.add_task("starting", total=None)
+    counts = {"runs": 0, "violations": 0}
+    progress.start()
+
+    def on_run(result: RunResult) -> None:
+        counts["runs"] += 1
+        counts["violations"] += result.valid is False
+        progress.update(
+            task,
+            description=f"{result.scenario}: {counts['runs']} runs, "
+            f"{counts['violations']} violations",
+        )
+
+    return on_run, progress.stop
+
+
+def _write_outputs(
+    result: CampaignResult, report: Path | None, junit: Path | None, out: Path | None
+) -> list[str]:
+    written = []
+    if report is not None:
+        from reports import write_html
+
+        written.append(f"report: {write_html(result, report)}")
+    if junit is not None:
+        from reports import write_junit
+
+        written.append(f"junit: {write_junit(result, junit)}")
+    if out is not None:
+        from reports._atomic import write_atomic
+
+        written.append(f"result: {write_atomic(out, result.model_dump_json())}")
+    return written
+
+
+def _print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> None:
+    from reports import summary_json
+
+    summary = summary_json(result)
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"killpoint campaign — {result.engine}, {result.tier}, {result.backend}")
+    for column in ("scenario", "boundaries", "crashed", "runs", "violations"):
+        table.add_column(column, justify="left" if column == "scenario" else "right")
+    for cov in result.scenarios:
+        table.add_row(
+            cov.scenario,
+            str(len(cov.boundaries_discovered)),
+            str(len(cov.boundaries_crashed)),
+            str(cov.runs),
+            f"[red]{cov.violations}[/red]" if cov.violations else "0",
+        )
+    console.print(table)
+    for v in summary["violations"][:20]:
+        console.print(f"[red]✗[/red] {v['scenario']} [{v['checker']}] {v['summary']}")
+        if v["schedule_file"]:
+            console.print(f"    replay: killpoint replay {v['schedule_file']}")
+    metrics = summary["metrics"]
+    console.print(
+        f"{len(result.runs)} runs in {result.duration_s:.1f}s; "
+        f"{len(result.violations)} violating; metrics: "
+        f"{', '.join(f'{k}={_short(v)}' for k, v in list(metrics.items())[:6])}"
+    )
+    for line in written:
+        console.print(line)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, dict):
+        inner = value.get("value", value.get("p50"))
+        return (
+            "n/a" if inner is None else f"{inner:.3g}" if isinstance(inner, float) else str(inner)
+        )
+    return str(value)
+
+
+@app.command()
+def run(
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenario",
+            "-s",
+            metavar="NAME",
+            help="Scenario to run (repeatable; default all).",
+            show_default=False,
+        ),
+    ] = None,
+    tier: Annotated[
+        Literal["inprocess", "real"],
+        typer.Option(
+            help="inprocess: injected exceptions; real: forked workers killed by SIGKILL, services "
+            "over loopback HTTP."
+        ),
+    ] = "inprocess",
+    db: DbOption = None,
+    workdir: WorkdirOption = Path("killpoint-out"),
+    engine: EngineOption = None,
+    report: Annotated[
+        Path | None, typer.Option(metavar="PATH", help="Write the HTML report.", show_default=False)
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option(metavar="PATH", help="Write JUnit XML.", show_default=False)
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH", help="Write the campaign result JSON (for `merge`).", show_default=False
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    double: Annotated[bool, typer.Option(help="Also crash each recovery.")] = True,
+    double_limit: Annotated[
+        int, typer.Option(metavar="N", min=0, help="Paired crashes per scenario before sampling.")
+    ] = 150,
+    network: Annotated[bool, typer.Option(help="Also inject network faults.")] = True,
+    named: Annotated[bool, typer.Option(help="Also run the seeds' named cases.")] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the paired-crash sample.")] = 0,
+    shard: Annotated[
+        str | None, typer.Option(metavar="i/N", help="Run only this slice.", show_default=False)
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="Show progress on a terminal.")] = True,
+) -> None:
+    """Crash every boundary of every scenario, recover, and judge each run."""
+    import scenarios
+    from harness.campaign import Campaign, CampaignConfig
+    from harness.engines import load_engine
+
+    checkpoint_key()
+    chosen = (
+        [scenarios.get(name) for name in scenario]
+        if scenario
+        else list(scenarios.CATALOGUE.values())
+    )
+    on_run, stop = _progress(progress and not as_json)
+    workdir = workdir / f"campaign-{time.strftime('%Y%m%d-%H%M%S')}"
+    campaign = Campaign(
+        CampaignConfig(
+            scenarios=chosen,
+            workdir=workdir,
+            engine=load_engine(engine),
+            tier=tier,
+            store_url=db,
+            double=double,
+            double_limit=double_limit,
+            network=network,
+            named=named,
+            seed=seed,
+            shard=parse_shard(shard),
+            on_run=on_run,
+        )
+    )
+    try:
+        result = campaign.run()
+    finally:
+        stop()
+        campaign.close()
+    _print_summary(result, as_json, _write_outputs(result, report, junit, out))
+    if result.violations:
+        raise typer.Exit(1)
+
+
+@app.command()
+def replay(
+    schedule_file: Annotated[Path, typer.Argument(metavar="FILE", help="A fault schedule.")],
+    engine: EngineOption = None,
+    db: DbOption = None,
+    workdir: WorkdirOption = Path("killpoint-out"),
+    history: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", help="Write the run's history JSON.", show_default=False),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print verdicts as JSON.")] = False,
+) -> None:
+    """Re-run one fault schedule exactly, in the tier it names, and judge it again."""
+    import scenarios
+    from harness.campaign import expectation, open_world, run_in_tier
+    from harness.checkers import check_all
+    from harness.engines import load_engine
+    from scenarios.cases import CASES
+
+    schedule = load_schedule(schedule_file)
+    scenario = scenarios.get(schedule.scenario)
+    spec = load_engine(engine)
+    checkpoint_key()
+    root = workdir / "replays" / f"{schedule.run_id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    world = open_world(schedule.tier, root, db)
+    try:
+        result = run_in_tier(world, scenario, schedule, spec)
+    finally:
+        world.close()
+    verdicts = check_all(result, scenario.workflow)
+    case = next((c for c in CASES if c.schedule.run_id == schedule.run_id), None)
+    if case is not None:
+        verdicts.append(expectation(result, case.expect))
+    if history is not None:
+        from reports._atomic import write_atomic
+
+        write_atomic(history, result.model_dump_json(indent=2))
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "scenario": scenario.name,
+                    "schedule": schedule.describe(),
+                    "final_status": result.final_status,
+                    "verdicts": [v.model_dump(mode="json") for v in verdicts],
+                },
+                indent=2,
+            )
+        )
+    else:
+        typer.echo(
+            f"{scenario.name}: {schedule.describe()} → {result.final_status} "
+            f"({result.final_reason or 'no reason given'})"
+        )
+        for v in verdicts:
+            mark = {True: "ok", False: "VIOLATION", "unknown": "unknown"}[v.valid]
+            typer.echo(f"  {v.checker:20} {mark:9} {v.summary}")
+            for line in v.evidence if v.valid is False else ():
+                typer.echo(f"      {line}")
+    if any(v.valid is False for v in verdicts):
+        raise typer.Exit(1)
+
+
+@app.command()
+def merge(
+    results: Annotated[
+        list[Path],
+        typer.Argument(metavar="RESULT...", help="Shard results written by `run --out`."),
+    ],
+    report: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", show_default=False, help="Write the merged HTML report."),
+    ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", show_default=False, help="Write merged JUnit XML."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", show_default=False, help="Write the merged result JSON."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Combine shard results into one campaign result and report."""
+    from harness.merge import merge_results
+
+    parts = []
+    for path in results:
+        try:
+            parts.append(CampaignResult.model_validate_json(path.read_text()))
+        except OSError as exc:
+            raise KillpointError(f"cannot read {path}: {exc.strerror}") from exc
+        except ValidationError as exc:
+            raise KillpointError(
+                f"{path} is not a killpoint campaign result: {exc.errors()[0]['msg']}"
+            ) from exc
+    merged = merge_results(parts)
+    _print_summary(merged, as_json, _write_outputs(merged, report, junit, out))
+    if merged.violations:
+        raise typer.Exit(1)

@@ -1,0 +1,68 @@
+"""Finding the engine under test: the reference engine, or `module:factory` of a team's own.
+
+The target of `--engine module:attr` is either an `EngineSpec` (full control: factory, history
+reader, tamper hook) or a plain factory callable `(env, scenario) -> engine`. A plain factory
+may carry a `reader` attribute `(world) -> HistoryReader`; without one, the engine is judged on
+what the harness sees from outside (boundary hits at the transport, service journals), and the
+checkers that need the engine's own records answer unknown.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.errors import KillpointError
+from harness.model import ApprovalRecord, EffectRecord
+from harness.protocol import CheckpointView, HistoryReader
+from harness.runner import REFERENCE, EngineSpec
+from harness.world import World
+
+
+class NoHistory:
+    """The history reader of an engine that exposes none: the oracle sees only the outside."""
+
+    def checkpoints(self, workflow_id: str) -> list[CheckpointView]:
+        return []
+
+    def effects(self, workflow_id: str) -> list[EffectRecord]:
+        return []
+
+    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
+        return []
+
+    def compacted_below(self, workflow_id: str) -> int:
+        return 0
+
+
+def load_engine(ref: str | None) -> EngineSpec:
+    """`None` or "reference" for ours; otherwise import `module:attr` (cwd on the path)."""
+    if ref is None or ref == "reference":
+        return REFERENCE
+    module_name, _, attr = ref.partition(":")
+    if not module_name or not attr:
+        raise KillpointError(f"--engine wants module:factory, got {ref!r}")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise KillpointError(f"cannot import engine module {module_name!r}: {exc}") from exc
+    try:
+        target = getattr(module, attr)
+    except AttributeError:
+        raise KillpointError(f"module {module_name!r} has no {attr!r}") from None
+    if isinstance(target, EngineSpec):
+        return target
+    if not callable(target):
+        raise KillpointError(f"{ref} is neither an EngineSpec nor a factory callable")
+    reader: Callable[[World], HistoryReader] = getattr(target, "reader", None) or _no_history
+    tamper: Any = getattr(target, "tamper", None)
+    return EngineSpec(name=ref, factory=target, reader=reader, tamper=tamper)
+
+
+def _no_history(world: World) -> HistoryReader:
+    return NoHistory()

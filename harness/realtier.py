@@ -1,0 +1,209 @@
+"""The real-death tier: each worker is a forked OS process that the kill-switch `SIGKILL`s.
+
+The parent warms up once (imports, store schema, a running service process) and forks one
+child per worker, which is about a hundred times cheaper than a fresh interpreter. A child
+builds its engine from scratch against the same SQLite file or PostgreSQL and talks to the fake
+services over real HTTP on loopback. Its boundary hits go to an append-only file written with
+one `os.write` per hit, so they survive the kill; its result, if it lives to have one, goes to
+another file. The parent checks the exit status (killed by signal 9), applies the schedule's
+between-worker events and forks the next worker. Nothing is shared in memory but the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from fake_services import FaultInjectingTransport, FaultPlan, Journal, ServiceProcess
+from harness.errors import KillpointError
+from harness.history import GrantRecord, History, HitRecord, WorkerRecord
+from harness.killswitch import Death, Hit, Killed
+from harness.runner import REFERENCE, EngineSpec, Run
+from harness.schedule import FaultSchedule
+from harness.store import Store
+from harness.world import EPOCH, World, ensure_key
+from scenarios.base import Scenario
+
+
+class SharedMemoryClock:
+    """One clock for the parent and every forked worker: a double in anonymous shared memory."""
+
+    def __init__(self, start: float = EPOCH) -> None:
+        self._value = multiprocessing.RawValue("d", start)
+
+    def now(self) -> float:
+        return float(self._value.value)
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> None:
+        self._value.value += seconds
+
+
+class RealServices:
+    """A fake-services server process, seen through the same interface as the in-process one."""
+
+    def __init__(self, journal_path: Path, clock: SharedMemoryClock) -> None:
+        self.process = ServiceProcess(journal_path).start()
+        self.clock = clock
+
+    @property
+    def journal(self) -> Journal:
+        return self.process.journal
+
+    @property
+    def base_url(self) -> str:
+        return self.process.base_url
+
+    def transport(self) -> httpx.BaseTransport:
+        self.process.set_clock(self.clock.now())  # a worker starts with the services' time
+        return FaultInjectingTransport()
+
+    def reset(self) -> None:
+        self.process.reset()
+
+    def set_plan(self, plan: FaultPlan) -> None:
+        self.process.set_plan(plan)
+
+    def close(self) -> None:
+        self.process.stop()
+
+
+def open_real_world(workdir: str | Path, store_url: str | None = None) -> World:
+    root = Path(workdir)
+    root.mkdir(parents=True, exist_ok=True)
+    clock = SharedMemoryClock()
+    return World(
+        workdir=root,
+        store=Store(store_url or f"sqlite:///{root / 'store.sqlite'}"),
+        services=RealServices(root / "journal.sqlite", clock),
+        clock=clock,
+        secret=ensure_key(),
+    )
+
+
+class RealRun(Run):
+    """A `Run` whose workers are forked processes that die by SIGKILL."""
+
+    death: Death = "sigkill"
+
+    _hits_fd: int | None = None
+    _journal: Journal | None = None
+
+    def record(self, hit: Hit) -> None:
+        if self._hits_fd is None:  # the parent records nothing itself
+            super().record(hit)
+            return
+        assert self._journal is not None
+        line = HitRecord(
+            worker=hit.worker,
+            step=hit.step,
+            boundary=hit.boundary,
+            occurrence=hit.occurrence,
+            time=hit.time,
+            journal_seq=self._journal.last_seq(),
+        )
+        os.write(self._hits_fd, (line.model_dump_json() + "\n").encode())
+
+    def run_worker(self, worker: int, hook_wrap: Any = None) -> WorkerRecord:
+        if hook_wrap is not None:
+            raise KillpointError("interleaved workers run in the in-process tier only")
+        folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=self.world.workdir))
+        hits_path, result_path = folder / "hits.jsonl", folder / "result.json"
+        started_at, wall = self.world.clock.now(), time.perf_counter()
+        versions = self.versions_for(worker)
+        plan, prompt = versions.plan, versions.prompt
+        pid = os.fork()
+        if pid == 0:  # the worker
+            self._child(worker, hits_path, result_path)
+        _, status = os.waitpid(pid, 0)
+        hits = [
+            HitRecord.model_validate_json(line)
+            for line in hits_path.read_text().splitlines()
+            if line.strip()
+        ]
+        self.hits.extend(hits)
+        killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        result: dict[str, Any] = {}
+        if result_path.exists():
+            result = json.loads(result_path.read_text())
+        for grant in result.get("grants", []):
+            self.grants.append(GrantRecord.model_validate(grant))
+        if killed:
+            end, reason = "sigkill", f"killed by signal 9 at {hits[-1].label() if hits else '?'}"
+        elif "error" in result:
+            end, reason = "error", str(result["error"])
+        elif "status" in result:
+            end, reason = "stopped", str(result.get("reason", ""))
+        else:
+            end, reason = "error", f"worker exited with status {status} and no result"
+        record = WorkerRecord(
+            worker=worker,
+            owner=f"worker-{worker}",
+            plan_version=plan,
+            prompt_version=prompt,
+            end=end,
+            status=result.get("status"),
+            state=result.get("state"),
+            sequence=result.get("sequence"),
+            reason=reason,
+            hits=len(hits),
+            started_at=started_at,
+            ended_at=self.world.clock.now(),
+            journal_seq_end=self.world.services.journal.last_seq(),
+            wall_s=time.perf_counter() - wall,
+        )
+        self.workers.append(record)
+        if record.status is not None:
+            self.last_status, self.last_state, self.last_reason = (
+                record.status,
+                record.state or "",
+                reason,
+            )
+        self.started = True  # the first worker delivered the start message
+        return record
+
+    def _child(self, worker: int, hits_path: Path, result_path: Path) -> None:
+        """The body of a forked worker. It never returns: it exits or is killed."""
+        code = 0
+        try:
+            self._hits_fd = os.open(hits_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._journal = Journal.open(self.world.services.journal.path)
+            self.world.store = Store(self.world.store.url)  # never the parent's connections
+            result: dict[str, Any]
+            try:
+                engine, http, _, _ = self.build(worker)
+                with http:
+                    status, state, reason, sequence = self.drive(engine, worker)
+                result = {"status": status, "state": state, "reason": reason, "sequence": sequence}
+            except Killed as killed:  # a raising switch would be a harness bug here
+                result = {"error": f"unexpected in-process death {killed}"}
+            except KillpointError as exc:
+                result = {"error": f"{type(exc).__name__}: {exc}"}
+            result["grants"] = [g.model_dump() for g in self.grants]
+            result_path.write_text(json.dumps(result))
+        except BaseException:
+            code = 70
+        finally:
+            os._exit(code)
+
+
+def run_schedule_real(
+    world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec = REFERENCE
+) -> History:
+    """Run one schedule with forked, SIGKILLed workers against real HTTP services."""
+    if schedule.interleave is not None:
+        raise KillpointError("interleaved workers run in the in-process tier only")
+    world.services.reset()
+    world.services.set_plan(schedule.network)
+    world.runs += 1
+    return RealRun(world, scenario, schedule, engine).execute()
