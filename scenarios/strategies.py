@@ -1,0 +1,308 @@
+"""Hypothesis strategies for fault schedules, drawn from what a scenario really does.
+
+Crash points are never a hand-written list: a fault-free run of the scenario is recorded once
+(per engine) and its boundary hits are the menu, so a boundary added to the engine tomorrow is
+drawn tomorrow. Recovery-only boundaries (reconciliation, say) come from recording the recovery
+of one crash at each of those hits. Network faults target the mutating requests that recording
+saw. Every strategy shrinks towards *less*: no crash, no rule, no jump, the first boundary, the
+shortest pause; so the simplest schedule of all is the fault-free one.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from typing import get_args
+
+from hypothesis import strategies as st
+
+from fake_services.faults import FaultMode, FaultRule
+from harness.campaign import DEDUPING, MUTATIONS, NETWORK_MODES
+from harness.history import HitRecord
+from harness.model import Versions
+from harness.runner import REFERENCE, EngineSpec, run_schedule
+from harness.schedule import ClockJump, Deploy, FaultSchedule, HitPoint, Interleave, Tamper
+from harness.world import BASE_VERSIONS, World
+from scenarios import get
+from scenarios.base import GatePolicy, Scenario
+
+__all__ = [
+    "Discovery",
+    "clock_jumps",
+    "crash_chains",
+    "crash_points",
+    "deploys",
+    "discover",
+    "fault_schedules",
+    "interleavings",
+    "network_rules",
+    "tampers",
+    "version_changes",
+]
+
+#: every kind of tampering the schedule model knows, read from the model itself
+TAMPER_KINDS: tuple[str, ...] = get_args(Tamper.model_fields["kind"].annotation)
+#: fields of `Versions` a deploy may change, mildest first (a plan change quarantines)
+VERSION_FIELDS = ("prompt", "model_contract", "tool_schema", "plan")
+LEASE_TTL = 30.0  # `World.lease_ttl`: a jump past it lapses the lease
+
+
+@dataclass(frozen=True)
+class Target:
+    """A mutating request the recording saw: `count` requests of (service, operation)."""
+
+    service: str
+    operation: str
+    count: int
+
+    def modes(self) -> tuple[FaultMode, ...]:
+        # duplicate delivery only where the service dedups: elsewhere any duplicate is the
+        # network's doing, not the engine's, and the oracle would blame the wrong party
+        extra = (FaultMode.DUPLICATE_DELIVERY,) if self.key in DEDUPING else ()
+        return (*NETWORK_MODES, *extra)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.service, self.operation)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What one recording of a scenario showed: the menu every strategy draws from."""
+
+    scenario: str
+    first: tuple[HitPoint, ...]  # worker 0's hits in a fault-free run, in order
+    recovery: tuple[HitPoint, ...]  # hits only a recovering worker reaches, first seen first
+    targets: tuple[Target, ...]  # mutating requests, in the order first sent
+    approval_ttl: float  # longest approval a gate grants (a jump past it expires them)
+    versions: Versions  # what workers run without a deploy
+
+    @property
+    def boundaries(self) -> tuple[HitPoint, ...]:
+        return self.first + self.recovery
+
+    def jump_lengths(self) -> tuple[float, ...]:
+        """Lease expiry first (the smaller fault), then approval expiry."""
+        return (LEASE_TTL + 1.0, self.approval_ttl + 1.0)
+
+
+def _point(hit: HitPoint | HitRecord, worker: int = 0) -> HitPoint:
+    return HitPoint(worker=worker, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
+
+
+def _as_scenario(scenario: Scenario | str) -> Scenario:
+    return get(scenario) if isinstance(scenario, str) else scenario
+
+
+def discover(scenario: Scenario | str, engine: EngineSpec = REFERENCE) -> Discovery:
+    """Record `scenario` under `engine` (once per process; cached) and return what it hit."""
+    return _discover(_as_scenario(scenario).name, engine)
+
+
+@cache
+def _discover(name: str, engine: EngineSpec) -> Discovery:
+    scenario = get(name)
+    with tempfile.TemporaryDirectory(prefix="killpoint-discover-") as root:
+        world = World.open(root)
+        try:
+            clean = run_schedule(
+                world, scenario, FaultSchedule(scenario=name, run_id="clean"), engine
+            )
+            first = tuple(_point(h) for h in clean.hits if h.worker == 0)
+            seen = {(p.step, p.boundary, p.occurrence) for p in first}
+            recovery: list[HitPoint] = []
+            for n, point in enumerate(first):
+                crashed = FaultSchedule(scenario=name, run_id=f"discover-{n}", crashes=(point,))
+                for hit in run_schedule(world, scenario, crashed, engine).hits:
+                    key = (hit.step, hit.boundary, hit.occurrence)
+                    if hit.worker == 1 and key not in seen:
+                        seen.add(key)
+                        recovery.append(_point(hit))
+        finally:
+            world.close()
+    counts: dict[tuple[str, str], int] = {}
+    for request in clean.requests:
+        target = (str(request["service"]), str(request["operation"]))
+        if target in MUTATIONS:
+            counts[target] = counts.get(target, 0) + 1
+    ttl = max((g.ttl_s for g in scenario.gates.values()), default=GatePolicy().ttl_s)
+    return Discovery(
+        scenario=name,
+        first=first,
+        recovery=tuple(recovery),
+        targets=tuple(Target(s, o, n) for (s, o), n in counts.items()),
+        approval_ttl=ttl,
+        versions=BASE_VERSIONS.model_copy(update={"plan": scenario.workflow.plan_version}),
+    )
+
+
+# -- single faults --------------------------------------------------------------------------
+
+
+def crash_points(
+    scenario: Scenario | str, worker: int = 0, engine: EngineSpec = REFERENCE
+) -> st.SearchStrategy[HitPoint]:
+    """A discovered boundary hit for worker `worker`; the first worker draws only from the
+    fault-free recording, later ones also from the recovery-only hits."""
+
+    def menu() -> st.SearchStrategy[HitPoint]:
+        found = discover(scenario, engine)
+        hits = found.first if worker == 0 else found.boundaries
+        return st.sampled_from(hits).map(lambda h: _point(h, worker))
+
+    return st.deferred(menu)
+
+
+def crash_chains(
+    scenario: Scenario | str, max_workers: int = 3, engine: EngineSpec = REFERENCE
+) -> st.SearchStrategy[tuple[HitPoint, ...]]:
+    """Crashes of workers 0, 1, … in turn: each recovery dies again, up to `max_workers`."""
+
+    def menu() -> st.SearchStrategy[tuple[HitPoint, ...]]:
+        found = discover(scenario, engine)
+        return st.lists(st.sampled_from(found.boundaries), max_size=max_workers).map(
+            lambda hits: tuple(_point(h, worker) for worker, h in enumerate(hits))
+        )
+
+    return st.deferred(menu)
+
+
+def network_rules(
+    scenario: Scenario | str, engine: EngineSpec = REFERENCE
+) -> st.SearchStrategy[FaultRule]:
+    """One network fault: mode, a mutating request the recording saw, which occurrence."""
+
+    def menu() -> st.SearchStrategy[FaultRule]:
+        targets = discover(scenario, engine).targets
+        if not targets:
+            return st.nothing()
+        return st.sampled_from(targets).flatmap(
+            lambda t: st.builds(
+                FaultRule,
+                service=st.just(t.service),
+                operation=st.just(t.operation),
+                occurrence=st.integers(1, t.count),
+                mode=st.sampled_from(t.modes()),
+            )
+        )
+
+    return st.deferred(menu)
+
+
+def clock_jumps(
+    scenario: Scenario | str, worker: int = 0, engine: EngineSpec = REFERENCE
+) -> st.SearchStrategy[ClockJump]:
+    """A clock jump at a discovered hit: past the lease ttl, or past the approvals' ttl."""
+
+    def menu() -> st.SearchStrategy[ClockJump]:
+        found = discover(scenario, engine)
+        return st.builds(
+            ClockJump,
+            at=crash_points(scenario, worker, engine),
+            seconds=st.sampled_from(found.jump_lengths()),
+        )
+
+    return st.deferred(menu)
+
+
+def interleavings(after_worker: int = 0, max_switches: int = 3) -> st.SearchStrategy[Interleave]:
+    """Two workers recovering at once, handing over after a few global hit indices."""
+    return st.builds(
+        Interleave,
+        after_worker=st.just(after_worker),
+        switch_at=st.lists(st.integers(0, 40), max_size=max_switches, unique=True).map(
+            lambda xs: tuple(sorted(xs))
+        ),
+        pause_expires_lease=st.booleans(),
+    )
+
+
+def version_changes(
+    scenario: Scenario | str, engine: EngineSpec = REFERENCE
+) -> st.SearchStrategy[Versions]:
+    """The versions a deploy brings: one or more fields of the running versions bumped."""
+
+    def menu() -> st.SearchStrategy[Versions]:
+        base = discover(scenario, engine).versions
+
+        def bumped(fields: list[str]) -> Versions:
+            return base.model_copy(update={f: f"{getattr(base, f)}+deploy" for f in fields})
+
+        return st.lists(st.sampled_from(VERSION_FIELDS), min_size=1, max_size=2, unique=True).map(
+            bumped
+        )
+
+    return st.deferred(menu)
+
+
+def deploys(
+    scenario: Scenario | str, from_worker: int = 1, engine: EngineSpec = REFERENCE
+) -> st.SearchStrategy[Deploy]:
+    return st.builds(
+        Deploy,
+        from_worker=st.just(from_worker),
+        versions=version_changes(scenario, engine),
+    )
+
+
+def tampers(after_worker: int = 0) -> st.SearchStrategy[Tamper]:
+    return st.builds(Tamper, after_worker=st.just(after_worker), kind=st.sampled_from(TAMPER_KINDS))
+
+
+# -- whole schedules ------------------------------------------------------------------------
+
+
+@st.composite
+def _schedules(
+    draw: st.DrawFn, scenario: str, engine: EngineSpec, run_id: str, max_crashes: int
+) -> FaultSchedule:
+    crashes = draw(crash_chains(scenario, max_crashes, engine))
+    # faults between workers name a worker that exists: one of those the chain kills, or the
+    # first recovery
+    last = len(crashes)
+    network = draw(
+        st.lists(
+            network_rules(scenario, engine),
+            max_size=2,
+            unique_by=lambda r: (r.service, r.operation, r.occurrence),
+        )
+    )
+    jumps = draw(
+        st.lists(
+            st.integers(0, last).flatmap(lambda w: clock_jumps(scenario, w, engine)),
+            max_size=2,
+            unique_by=lambda j: (j.at.worker, j.at.step, j.at.boundary, j.at.occurrence),
+        )
+    )
+    tamper = draw(st.lists(st.integers(0, last).flatmap(tampers), max_size=1))
+    deploy = draw(
+        st.lists(
+            st.integers(1, last + 1).flatmap(lambda w: deploys(scenario, w, engine)), max_size=1
+        )
+    )
+    interleave = draw(st.none() | st.integers(0, last).flatmap(interleavings))
+    redeliver = draw(st.booleans())
+    return FaultSchedule.model_validate(
+        {
+            "scenario": scenario,
+            "run_id": run_id,
+            "crashes": crashes,
+            "network": {"rules": network},
+            "clock_jumps": jumps,
+            "tamper": tamper,
+            "deploys": deploy,
+            "interleave": interleave,
+            "redeliver_start": redeliver,
+        }
+    )
+
+
+def fault_schedules(
+    scenario: Scenario | str,
+    engine: EngineSpec = REFERENCE,
+    run_id: str = "generated",
+    max_crashes: int = 3,
+) -> st.SearchStrategy[FaultSchedule]:
+    """A whole fault schedule for `scenario`; it shrinks towards `FaultSchedule(scenario)`."""
+    return _schedules(_as_scenario(scenario).name, engine, run_id, max_crashes)
