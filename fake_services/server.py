@@ -25,7 +25,7 @@ from fake_services.app import build_app
 from fake_services.clock import ServiceClock
 from fake_services.faults import FaultInjector, FaultPlan
 from fake_services.journal import Journal
-from fake_services.transport import connect
+from fake_services.transport import connect, loopback_transport
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,8 +42,11 @@ def main(argv: list[str] | None = None) -> None:
     app = build_app(Journal.open(args.journal), FaultInjector(), ServiceClock(args.clock))
     # Bind here, not in uvicorn: port 0 is then known before serving, and SO_REUSEADDR lets a
     # restarted server take the port of the one that was just SIGKILLed.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit this: a response is written in pieces, and with Nagle on,
+    # a keep-alive client waits 40 ms (its delayed ACK) for every response.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((args.host, args.port))
     port = sock.getsockname()[1]
     if args.port_file:
@@ -108,7 +111,9 @@ class ServiceProcess:
         deadline = time.monotonic() + self.startup_timeout
         self._wait_for(lambda: port_file.exists() and port_file.read_text() != "", deadline)
         self.port = int(port_file.read_text())
-        self._admin = httpx.Client(base_url=self.base_url, timeout=5.0)
+        self._admin = httpx.Client(
+            base_url=self.base_url, transport=loopback_transport(), timeout=5.0
+        )
         self._wait_for(self._healthy, deadline)
         self._put("/_admin/faults", content=self._plan.model_dump_json())
         return self

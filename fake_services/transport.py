@@ -10,6 +10,7 @@ that the harness SIGKILLs, so the plan's occurrence counters survive a worker re
 from __future__ import annotations
 
 import json
+import socket
 
 import httpx
 
@@ -17,11 +18,17 @@ from fake_services._network import deliver
 from fake_services.faults import Fault, classify
 
 
+def loopback_transport() -> httpx.HTTPTransport:
+    """A transport with Nagle's algorithm off: a request is written in two pieces, and without
+    TCP_NODELAY the second waits for the server's delayed ACK, 40 ms per request on loopback."""
+    return httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+
+
 class FaultInjectingTransport(httpx.BaseTransport):
     """Wrap a real transport; apply the fault plan of the server it talks to."""
 
     def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
-        self._inner = inner or httpx.HTTPTransport()
+        self._inner = inner or loopback_transport()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         target = classify(request.method, request.url.path)
