@@ -10,6 +10,7 @@ to a terminal state, and every run is judged by the oracle.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from fake_services.faults import FaultMode, FaultPlan, FaultRule
 from harness.checkers import check_all
-from harness.history import History
+from harness.history import History, HitRecord
 from harness.measures import measure
 from harness.results import (
     CampaignResult,
@@ -30,10 +31,10 @@ from harness.results import (
     combine,
 )
 from harness.runner import REFERENCE, EngineSpec, run_schedule
-from harness.schedule import FaultSchedule, HitPoint, Tier, save_schedule
+from harness.schedule import FaultSchedule, HitPoint, Interleave, Tier, save_schedule
 from harness.world import World
 from scenarios.base import Scenario
-from scenarios.cases import CASES, Expect
+from scenarios.cases import CASES, Expect, NamedCase
 
 # Which network faults a mutating request may meet; duplicate delivery only where the service
 # dedups (a non-idempotent service duplicates any duplicated request, whatever the engine does).
@@ -66,6 +67,7 @@ class CampaignConfig:
     store_url: str | None = None
     double: bool = True
     double_limit: int = 150  # per scenario; beyond it a seeded sample
+    interleave: bool = False  # two workers recover each single crash; see interleavings
     network: bool = True
     named: bool = True  # the seeds' named cases whose scenario is in the campaign
     seed: int = 0
@@ -169,43 +171,27 @@ class Campaign:
         outcomes: dict[str, str] = {}
         crashed: list[str] = []
         recoveries: list[tuple[FaultSchedule, list[HitPoint]]] = []
-        for n, hit in enumerate(discovered):
-            point = HitPoint(
-                worker=0, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence
-            )
-            schedule = FaultSchedule(scenario=name, run_id=f"single-{n}", crashes=(point,))
+        for hit, schedule in singles(name, recording):
             if not self._mine():
                 continue
             result, history = self.execute(scenario, schedule, "single")
             key = hit.label()
             crashed.append(key)
             outcomes[key] = _outcome(result)
-            recoveries.append(
-                (
-                    schedule,
-                    [
-                        HitPoint(
-                            worker=h.worker,
-                            step=h.step,
-                            boundary=h.boundary,
-                            occurrence=h.occurrence,
-                        )
-                        for h in history.hits
-                        if h.worker == 1
-                    ],
-                )
-            )
+            recoveries.append((schedule, recovery_points(history)))
+        if self.config.interleave:
+            for schedule in self.interleavings(name, recoveries, len(discovered)):
+                self.execute(scenario, schedule, "double")
         if self.config.double:
-            for schedule in self._doubles(name, recoveries):
+            for schedule in self.doubles(name, recoveries, len(discovered)):
                 self.execute(scenario, schedule, "double")
         if self.config.network:
-            for schedule in self._network(name, recording):
+            for schedule in self.network(name, recording):
                 if self._mine():
                     self.execute(scenario, schedule, "network")
         if self.config.named:
-            for case in CASES:
-                real_only_skip = self.config.tier == "real" and case.schedule.interleave
-                if case.scenario == name and not real_only_skip and self._mine():
+            for case in self.named(name):
+                if self._mine():
                     self.execute(scenario, case.schedule, "named", case.expect)
         runs = [r for r in self.runs if r.scenario == name]
         return ScenarioCoverage(
@@ -217,22 +203,67 @@ class Campaign:
             outcome_by_boundary=outcomes | {"(clean)": _outcome(clean_result)},
         )
 
-    def _doubles(
-        self, name: str, recoveries: list[tuple[FaultSchedule, list[HitPoint]]]
-    ) -> Iterator[FaultSchedule]:
-        pairs = [(first, second) for first, hits in recoveries for second in hits]
-        if len(pairs) > self.config.double_limit:
-            rng = random.Random(f"{self.config.seed}:{name}")
-            pairs = sorted(
-                rng.sample(pairs, self.config.double_limit),
-                key=lambda p: (p[0].run_id, p[1].label()),
-            )
-        for n, (first, second) in enumerate(pairs):
-            yield first.model_copy(
-                update={"run_id": f"double-{n}", "crashes": (*first.crashes, second)}
-            )
+    # -- the plan's parts, in the order a hunt runs them (see harness/hunt.py) ------------
 
-    def _network(self, name: str, recording: History) -> Iterator[FaultSchedule]:
+    def named(self, name: str) -> Iterator[NamedCase]:
+        """The seeds' named cases of scenario `name` this campaign's tier can run."""
+        for case in CASES:
+            real_only_skip = self.config.tier == "real" and case.schedule.interleave
+            if case.scenario == name and not real_only_skip:
+                yield case
+
+    def doubles(
+        self,
+        name: str,
+        recoveries: list[tuple[FaultSchedule, list[HitPoint]]],
+        singles_total: int | None = None,
+    ) -> Iterator[FaultSchedule]:
+        """A second crash in each first recovery: all of them while they fit the limit, else a
+        seeded sample of each recovery's hits. The choice for one single crash never depends on
+        the others, so a shard makes exactly the pairs the whole campaign makes of its singles.
+        """
+        total = singles_total or len(recoveries) or 1
+        cap = max(1, math.ceil(self.config.double_limit / total))
+        for first, hits in recoveries:
+            chosen = list(enumerate(hits))
+            if len(chosen) > cap:
+                rng = random.Random(f"{self.config.seed}:{name}:{first.run_id}")
+                chosen = sorted(rng.sample(chosen, cap))
+            for j, second in chosen:
+                yield first.model_copy(
+                    update={
+                        "run_id": f"double-{first.run_id.removeprefix('single-')}-{j}",
+                        "crashes": (*first.crashes, second),
+                    }
+                )
+
+    def interleavings(
+        self,
+        name: str,
+        recoveries: list[tuple[FaultSchedule, list[HitPoint]]],
+        singles_total: int | None = None,
+    ) -> Iterator[FaultSchedule]:
+        """After a single crash, two workers recover at once: the first takes the lease and is
+        paused past its expiry, the second runs k boundary hits, then the first wakes up and
+        carries on (k = 1 .. the recovery's length, sampled per single as `doubles` is)."""
+        total = singles_total or len(recoveries) or 1
+        cap = max(1, math.ceil(self.config.double_limit / total))
+        for first, hits in recoveries:
+            ks = list(range(1, len(hits) + 1))
+            if len(ks) > cap:
+                rng = random.Random(f"{self.config.seed}:{name}:{first.run_id}:pair")
+                ks = sorted(rng.sample(ks, cap))
+            for k in ks:
+                pair = Interleave(after_worker=0, switch_at=(0, k), pause_expires_lease=True)
+                yield first.model_copy(
+                    update={
+                        "run_id": f"pair-{first.run_id.removeprefix('single-')}-{k}",
+                        "interleave": pair,
+                    }
+                )
+
+    def network(self, name: str, recording: History) -> Iterator[FaultSchedule]:
+        """Each mutating request of the recording, met by each network fault mode."""
         seen: dict[tuple[str, str], int] = {}
         n = 0
         for request in recording.requests:
@@ -249,6 +280,22 @@ class Campaign:
                 )
                 yield FaultSchedule(scenario=name, run_id=f"net-{n}", network=FaultPlan.of(rule))
                 n += 1
+
+
+def singles(name: str, recording: History) -> Iterator[tuple[HitRecord, FaultSchedule]]:
+    """One schedule per boundary hit of the recording's first worker, crashing it there."""
+    for n, hit in enumerate(h for h in recording.hits if h.worker == 0):
+        point = HitPoint(worker=0, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
+        yield hit, FaultSchedule(scenario=name, run_id=f"single-{n}", crashes=(point,))
+
+
+def recovery_points(history: History, worker: int = 1) -> list[HitPoint]:
+    """The boundary hits of one worker of a run (the first recovery by default)."""
+    return [
+        HitPoint(worker=h.worker, step=h.step, boundary=h.boundary, occurrence=h.occurrence)
+        for h in history.hits
+        if h.worker == worker
+    ]
 
 
 def open_world(tier: Tier, workdir: Path, store_url: str | None) -> World:

@@ -97,7 +97,14 @@ class RealRun(Run):
     death: Death = "sigkill"
 
     _hits_fd: int | None = None
+    _grants_fd: int | None = None
     _journal: Journal | None = None
+
+    def record_grant(self, grant: GrantRecord) -> None:
+        if self._grants_fd is None:
+            super().record_grant(grant)
+        else:  # written as it happens: the worker may be killed right after granting
+            os.write(self._grants_fd, (grant.model_dump_json() + "\n").encode())
 
     def record(self, hit: Hit) -> None:
         if self._hits_fd is None:  # the parent records nothing itself
@@ -119,12 +126,13 @@ class RealRun(Run):
             raise KillpointError("interleaved workers run in the in-process tier only")
         folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=self.world.workdir))
         hits_path, result_path = folder / "hits.jsonl", folder / "result.json"
+        grants_path = folder / "grants.jsonl"
         started_at, wall = self.world.clock.now(), time.perf_counter()
         versions = self.versions_for(worker)
         plan, prompt = versions.plan, versions.prompt
         pid = os.fork()
         if pid == 0:  # the worker
-            self._child(worker, hits_path, result_path)
+            self._child(worker, hits_path, grants_path, result_path)
         _, status = os.waitpid(pid, 0)
         hits = [
             HitRecord.model_validate_json(line)
@@ -136,8 +144,12 @@ class RealRun(Run):
         result: dict[str, Any] = {}
         if result_path.exists():
             result = json.loads(result_path.read_text())
-        for grant in result.get("grants", []):
-            self.grants.append(GrantRecord.model_validate(grant))
+        if grants_path.exists():
+            self.grants.extend(
+                GrantRecord.model_validate_json(line)
+                for line in grants_path.read_text().splitlines()
+                if line
+            )
         if killed:
             end, reason = "sigkill", f"killed by signal 9 at {hits[-1].label() if hits else '?'}"
         elif "error" in result:
@@ -172,11 +184,13 @@ class RealRun(Run):
         self.started = True  # the first worker delivered the start message
         return record
 
-    def _child(self, worker: int, hits_path: Path, result_path: Path) -> None:
+    def _child(self, worker: int, hits_path: Path, grants_path: Path, result_path: Path) -> None:
         """The body of a forked worker. It never returns: it exits or is killed."""
         code = 0
         try:
-            self._hits_fd = os.open(hits_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            self._hits_fd = os.open(hits_path, flags, 0o600)
+            self._grants_fd = os.open(grants_path, flags, 0o600)
             self._journal = Journal.open(self.world.services.journal.path)
             self.world.store = Store(self.world.store.url)  # never the parent's connections
             result: dict[str, Any]
@@ -189,7 +203,6 @@ class RealRun(Run):
                 result = {"error": f"unexpected in-process death {killed}"}
             except KillpointError as exc:
                 result = {"error": f"{type(exc).__name__}: {exc}"}
-            result["grants"] = [g.model_dump() for g in self.grants]
             result_path.write_text(json.dumps(result))
         except BaseException:
             code = 70

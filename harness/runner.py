@@ -115,6 +115,9 @@ class Run:
                 versions = deploy.versions
         return versions
 
+    def record_grant(self, grant: GrantRecord) -> None:
+        self.grants.append(grant)
+
     def build(
         self, worker: int, hook_wrap: Callable[[KillSwitch], object] | None = None
     ) -> tuple[EngineUnderTest, httpx.Client, str, str]:
@@ -161,7 +164,7 @@ class Run:
             policy = self.scenario.gates.get(gate, GatePolicy())
             engine.grant(self.workflow_id, gate, policy.actor, policy.ttl_s)
             now = self.world.clock.now()
-            self.grants.append(
+            self.record_grant(
                 GrantRecord(
                     gate=gate,
                     time=now,

@@ -1,0 +1,65 @@
+"""The real-death tier: forked workers, SIGKILL, services over loopback HTTP, both stores."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from harness.checkers import check_all
+from harness.realtier import open_real_world, run_schedule_real
+from harness.results import combine
+from harness.schedule import FaultSchedule, HitPoint
+from harness.world import World
+
+pytestmark = pytest.mark.realtier
+
+
+@pytest.fixture
+def real_world(tmp_path: Path, store_url: str, checkpoint_key: bytes) -> Iterator[World]:
+    world = open_real_world(tmp_path / "real", store_url)
+    yield world
+    world.close()
+
+
+def test_worker_sigkilled_between_service_commit_and_receipt_recovers_without_second_effect(
+    real_world: World,
+) -> None:
+    crash = HitPoint(worker=0, step="publish", boundary="transport.response_received")
+    schedule = FaultSchedule(scenario="research_publish", run_id="sigkill", tier="real",
+                             crashes=(crash,))
+    history = run_schedule_real(real_world, scenarios.get("research_publish"), schedule)
+
+    first, second = history.workers
+    assert first.end == "sigkill" and "signal 9" in first.reason
+    # the service had committed the post when the worker died: it is in the journal ...
+    post = next(a for a in history.applied if a["service"] == "cms")
+    death_hit = [h for h in history.hits if h.worker == 0][-1]
+    assert death_hit.boundary == "transport.response_received"
+    assert post["seq"] <= death_hit.journal_seq
+    # ... and the ledger had no receipt: the new worker reconciled instead of posting again
+    assert second.end == "stopped" and history.final_status == "completed"
+    assert any(h.boundary == "reconcile.resolved" for h in history.hits if h.worker == 1)
+    assert sum(1 for a in history.applied if a["service"] == "cms") == 1
+    assert combine(check_all(history, scenarios.get("research_publish").workflow)) is True
+
+
+def test_every_boundary_of_a_scenario_is_crashed_by_sigkill_without_violation(
+    real_world: World,
+) -> None:
+    scenario = scenarios.get("email")
+    clean = run_schedule_real(real_world, scenario,
+                              FaultSchedule(scenario="email", run_id="clean", tier="real"))
+    hits = [h for h in clean.hits if h.worker == 0]
+    assert len(hits) > 5
+    for n, hit in enumerate(hits):
+        point = HitPoint(worker=0, step=hit.step, boundary=hit.boundary,
+                         occurrence=hit.occurrence)
+        schedule = FaultSchedule(scenario="email", run_id=f"s{n}", tier="real",
+                                 crashes=(point,))
+        history = run_schedule_real(real_world, scenario, schedule)
+        assert history.workers[0].end == "sigkill", hit.label()
+        verdicts = check_all(history, scenario.workflow)
+        assert combine(verdicts) is True, (hit.label(), verdicts)

@@ -1,0 +1,85 @@
+"""The in-process runner: deaths, recovery, replay identity, interleaved workers, schedules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import scenarios
+from harness.checkers import check_all
+from harness.errors import KillpointError
+from harness.results import combine
+from harness.runner import run_schedule
+from harness.schedule import FaultSchedule, HitPoint, Interleave, load_schedule, save_schedule
+from harness.world import World
+
+
+@pytest.fixture
+def world(tmp_path: Path, store_url: str, checkpoint_key: bytes) -> World:
+    opened = World.open(tmp_path / "world", store_url)
+    yield opened  # type: ignore[misc]
+    opened.close()
+
+
+def test_a_killed_worker_is_replaced_and_the_run_recovers(world: World) -> None:
+    crash = HitPoint(worker=0, step="publish", boundary="transport.response_received")
+    schedule = FaultSchedule(scenario="research_publish", run_id="r1", crashes=(crash,))
+    history = run_schedule(world, scenarios.get("research_publish"), schedule)
+    assert [w.end for w in history.workers] == ["killed", "stopped"]
+    assert history.final_status == "completed"
+    assert sum(1 for a in history.applied if a["service"] == "cms") == 1
+    assert combine(check_all(history, scenarios.get("research_publish").workflow)) is True
+
+
+def test_replaying_a_saved_schedule_gives_an_identical_history(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    crash = HitPoint(worker=0, step="charge", boundary="effect.response_read")
+    second = HitPoint(worker=1, step="charge", boundary="reconcile.looked_up")
+    schedule = FaultSchedule(scenario="order_saga", run_id="replay", crashes=(crash, second))
+    path = save_schedule(schedule, tmp_path / "schedule.json")
+    histories = []
+    for n in range(2):
+        world = World.open(tmp_path / f"world-{n}")
+        try:
+            histories.append(run_schedule(world, scenarios.get("order_saga"), load_schedule(path)))
+        finally:
+            world.close()
+    assert histories[0].identity() == histories[1].identity()
+    assert len(histories[0].deaths) == 2
+
+
+def test_two_recovering_workers_take_turns_and_only_one_wins_the_lease(world: World) -> None:
+    schedule = FaultSchedule(
+        scenario="order_saga", run_id="pair",
+        crashes=(HitPoint(worker=0, step="ship", boundary="effect.prepared"),),
+        interleave=Interleave(after_worker=0, switch_at=(0,)),
+    )
+    history = run_schedule(world, scenarios.get("order_saga"), schedule)
+    ends = sorted(w.end for w in history.workers)
+    assert ends == ["error", "killed", "stopped"]
+    loser = next(w for w in history.workers if w.end == "error")
+    assert "LeaseHeldError" in loser.reason
+    assert combine(check_all(history, scenarios.get("order_saga").workflow)) is True
+
+
+def test_a_paused_worker_whose_lease_expired_cannot_write(world: World) -> None:
+    schedule = FaultSchedule(
+        scenario="research_publish", run_id="pause",
+        crashes=(HitPoint(worker=0, step="publish", boundary="effect.prepared"),),
+        interleave=Interleave(after_worker=0, switch_at=(0, 3), pause_expires_lease=True),
+    )
+    history = run_schedule(world, scenarios.get("research_publish"), schedule)
+    assert any("StaleFenceError" in w.reason for w in history.workers)
+    assert sum(1 for a in history.applied if a["service"] == "cms") == 1
+    assert history.final_status == "completed"
+
+
+def test_a_schedule_file_that_is_not_a_schedule_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"scenario": "order_saga", "crashes": "everywhere"}')
+    with pytest.raises(KillpointError, match="not a killpoint fault schedule"):
+        load_schedule(bad)
+    with pytest.raises(KillpointError, match="cannot read schedule"):
+        load_schedule(tmp_path / "missing.json")
