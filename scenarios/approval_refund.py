@@ -73,7 +73,8 @@ def refund(ctx: StepContext) -> list[EffectIntent]:
 def expected_effects(inp: Mapping[str, JsonValue]) -> tuple[ExpectedEffect, ...]:
     # the charge is the setup, proven by its receipt; the refund is what this flow verifies
     charge = charge_effect(inp)
-    return (replace(charge, verifiable=False), refund_effect(inp))
+    # the refund names its gate, so the oracle checks a valid grant covered each attempt
+    return (replace(charge, verifiable=False), replace(refund_effect(inp), gate=GATE))
 
 
 WORKFLOW = Workflow(

@@ -1,5 +1,6 @@
 """Single effect: each logical operation happened at most once in the world, and exactly once
-when the workflow claims completion; an irreversible action is never attempted twice."""
+when the workflow claims completion (or, for a saga, compensation); an irreversible action is
+never attempted twice."""
 
 from __future__ import annotations
 
@@ -59,7 +60,11 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
                 [cite_request(sends[0]), cite_request(sends[1])],
                 request_refs(sends[:2]),
             )
-    if history.final_status == "completed":
+    # A saga that ends compensated is done too: its scenario expects the original effect and
+    # its compensation (a charge and its refund), each exactly once — compensation is not
+    # rollback, the undo is an effect of its own.
+    final = history.final_status
+    if final == "completed" or (final == "compensated" == history.expected_status):
         for expected in history.expected:
             count = len(
                 groups_for(groups, expected.service, expected.operation, expected.business_key)
@@ -67,10 +72,10 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
             if count != 1:
                 return violated(
                     NAME,
-                    f"completed, but {expected.service} [{expected.business_key}] took effect "
+                    f"{final}, but {expected.service} [{expected.business_key}] took effect "
                     f"{count} times",
                     [
-                        f"final checkpoint: status completed in state {history.final_state}",
+                        f"final checkpoint: status {final} in state {history.final_state}",
                         f"{expected.service} journal holds {count} effect(s) for "
                         f"{expected.business_key}",
                     ],
