@@ -10,6 +10,7 @@ into one report.
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -207,7 +208,9 @@ def run(
         else list(scenarios.CATALOGUE.values())
     )
     on_run, stop = _progress(progress and not as_json)
-    workdir = workdir / f"campaign-{time.strftime('%Y%m%d-%H%M%S')}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix=f"campaign-{time.strftime('%Y%m%d-%H%M%S')}-",
+                                    dir=workdir))
     campaign = Campaign(
         CampaignConfig(
             scenarios=chosen,
@@ -257,7 +260,8 @@ def replay(
     scenario = scenarios.get(schedule.scenario)
     spec = load_engine(engine)
     checkpoint_key()
-    root = workdir / "replays" / f"{schedule.run_id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    (workdir / "replays").mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix=f"{schedule.run_id}-", dir=workdir / "replays"))
     world = open_world(schedule.tier, root, db)
     try:
         result = run_in_tier(world, scenario, schedule, spec)

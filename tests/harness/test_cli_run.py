@@ -1,0 +1,154 @@
+"""`killpoint run`, `replay` and `merge`: summaries, exit codes, replayable failures, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.schedule import FaultSchedule, HitPoint, save_schedule
+from tests.conftest import TEST_KEY
+
+BROKEN_ENGINE = '''
+from harness.dispatcher import Engine
+from harness.ledger import EffectExecutor
+from harness.model import EffectStatus
+from harness.reference import ReferenceEngine
+
+
+class AssumeAbsent(EffectExecutor):
+    """Never asks the service: an effect in doubt is assumed not to have happened."""
+
+    def reconcile(self, intent, record):
+        doubt = (EffectStatus.STARTED, EffectStatus.UNKNOWN)
+        return self._mark(record, EffectStatus.PREPARED, expect=doubt, reason="assumed absent")
+
+
+class AssumeAbsentEngine(Engine):
+    executor_class = AssumeAbsent
+
+
+class Broken(ReferenceEngine):
+    engine_class = AssumeAbsentEngine
+
+
+def factory(env, scenario):
+    return Broken(env, scenario)
+'''
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY, "KILLPOINT_DATABASE_URL": None})
+
+
+def _run(runner: CliRunner, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_run_json_summary_names_scenarios_boundaries_and_metrics(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    code, out, _ = _run(runner, "run", "-s", "email", "--no-double", "--json",
+                        "--workdir", str(tmp_path))
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["scenarios"] == ["email"]
+    assert summary["runs"] > 10
+    email = summary["per_scenario"]["email"]
+    assert email["boundaries_crashed"]["count"] == email["boundaries_discovered"]["count"] > 5
+    assert summary["violations"] == []
+    assert "resume_success" in summary["metrics"]
+
+
+def test_run_writes_report_and_junit(runner: CliRunner, tmp_path: Path) -> None:
+    report, junit = tmp_path / "r.html", tmp_path / "j.xml"
+    code, _, _ = _run(runner, "run", "-s", "email", "--no-double", "--no-network",
+                      "--workdir", str(tmp_path), "--report", str(report), "--junit", str(junit))
+    assert code == 0
+    assert report.read_text().startswith("<!DOCTYPE html>")
+    assert "<testsuite" in junit.read_text()
+
+
+def test_run_against_a_broken_engine_exits_1_and_its_schedule_replays_the_violation(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken_engine.py").write_text(BROKEN_ENGINE)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(runner, "run", "-s", "research_publish", "--no-double", "--no-network",
+                        "--no-named", "--engine", "broken_engine:factory", "--json",
+                        "--workdir", "out")
+    assert code == 1
+    violations = json.loads(out)["violations"]
+    assert violations and violations[0]["checker"] == "single_effect"
+    schedule_file = violations[0]["schedule_file"]
+    code, out, _ = _run(runner, "replay", schedule_file, "--engine", "broken_engine:factory",
+                        "--workdir", "out")
+    assert code == 1
+    assert "single_effect" in out and "VIOLATION" in out
+    code, out, _ = _run(runner, "replay", schedule_file, "--workdir", "out")
+    assert code == 0  # the reference engine survives the same schedule
+
+
+def test_replay_of_a_named_case_checks_its_expected_recovery(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    from scenarios.cases import BY_NAME
+
+    path = save_schedule(BY_NAME["checkpoint_tampered"].schedule, tmp_path / "case.json")
+    code, out, _ = _run(runner, "replay", str(path), "--json", "--workdir", str(tmp_path))
+    assert code == 0
+    verdicts = {v["checker"]: v["valid"] for v in json.loads(out)["verdicts"]}
+    assert verdicts["expected_recovery"] is True and verdicts["authority"] is True
+
+
+def test_merge_of_shards_reports_every_run_once(runner: CliRunner, tmp_path: Path) -> None:
+    outs = []
+    for shard in ("1/2", "2/2"):
+        out = tmp_path / f"shard{shard[0]}.json"
+        code, _, _ = _run(runner, "run", "-s", "email", "--no-double", "--shard", shard,
+                          "--out", str(out), "--workdir", str(tmp_path), "--json")
+        assert code == 0
+        outs.append(str(out))
+    code, out, _ = _run(runner, "merge", *outs, "--json")
+    assert code == 0
+    merged = json.loads(out)
+    code, whole, _ = _run(runner, "run", "-s", "email", "--no-double", "--json",
+                          "--workdir", str(tmp_path))
+    assert merged["runs"] == json.loads(whole)["runs"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "-s", "nope"], "no scenario named 'nope'"),
+        (["run", "--shard", "3/2"], "--shard 3/2"),
+        (["run", "--engine", "no_such_module:factory"], "cannot import engine module"),
+        (["run", "--engine", "justaname"], "module:factory"),
+        (["run", "--tier", "cloud"], "cloud"),
+        (["replay", "missing.json"], "cannot read schedule"),
+        (["merge", "missing.json"], "cannot read"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    runner: CliRunner, tmp_path: Path, args: list[str], message: str
+) -> None:
+    code, out, err = _run(runner, *args, "--workdir", str(tmp_path)) if args[0] != "merge" else (
+        _run(runner, *args))
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err + out
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_schedule_for_an_unknown_scenario_is_rejected_clearly(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    path = save_schedule(FaultSchedule(scenario="ghost", run_id="x", crashes=(
+        HitPoint(worker=0, step=None, boundary="lease.acquired"),)), tmp_path / "g.json")
+    code, _, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
+    assert code == 2 and "no scenario named 'ghost'" in err
