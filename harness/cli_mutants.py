@@ -1,0 +1,126 @@
+"""`killpoint mutants`: hunt every mutant engine and show which checker caught it, and how fast.
+
+Each mutant (the reference engine with one of the seeds' mistakes, `scenarios.mutants`) is
+hunted in a world of its own with the campaign's plan, smallest schedules first, until a run is
+judged false. The table shows the first checker that objected, how many runs that took and the
+failing schedule, saved as JSON for `killpoint replay FILE`. Exit status 1 if any mutant
+escapes: a harness that cannot catch a known mistake is not done.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from harness.cli import app, checkpoint_key
+from harness.errors import KillpointError
+
+
+def _fresh(root: Path) -> Path:
+    """A new folder under `root`: every hunt needs an empty store."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path, n = root / f"mutants-{stamp}", 1
+    while path.exists():
+        n += 1
+        path = root / f"mutants-{stamp}-{n}"
+    return path
+
+
+@app.command()
+def mutants(
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenario",
+            "-s",
+            metavar="NAME",
+            help="Scenario to hunt with (repeatable; default all).",
+            show_default=False,
+        ),
+    ] = None,
+    mutant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mutant",
+            "-m",
+            metavar="NAME",
+            help="Mutant to hunt (repeatable; default all).",
+            show_default=False,
+        ),
+    ] = None,
+    workdir: Annotated[
+        Path,
+        typer.Option("--workdir", metavar="DIR", help="Where stores and failing schedules go."),
+    ] = Path("killpoint-out"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the paired-crash sample.")] = 0,
+) -> None:
+    """Run the campaign against each mutant engine until the oracle catches it."""
+    import scenarios
+    from harness.hunt import hunt_outcome
+    from scenarios.mutants import DESCRIPTIONS, MUTANTS
+
+    checkpoint_key()
+    chosen = (
+        [scenarios.get(name) for name in scenario]
+        if scenario
+        else list(scenarios.CATALOGUE.values())
+    )
+    unknown = [name for name in mutant or () if name not in MUTANTS]
+    if unknown:
+        raise KillpointError(
+            f"no mutant named {', '.join(map(repr, unknown))}; known: {', '.join(MUTANTS)}"
+        )
+    names = list(mutant) if mutant else list(MUTANTS)
+    root = _fresh(workdir)
+    rows = []
+    for name in names:
+        outcome = hunt_outcome(
+            MUTANTS[name], chosen, root / name, seed, description=DESCRIPTIONS[name]
+        )
+        path = outcome.run.schedule_file if outcome.run else None
+        rows.append((outcome.result, path))
+    if as_json:
+        doc = [
+            {
+                "mutant": r.mutant,
+                "caught": r.caught,
+                "checker": r.checker,
+                "runs_to_detection": r.runs_to_detection,
+                "schedule": r.schedule.model_dump(mode="json") if r.schedule else None,
+                "schedule_file": path,
+                "description": r.description,
+            }
+            for r, path in rows
+        ]
+        typer.echo(json.dumps(doc, indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"mutants hunted over {len(chosen)} scenario(s)")
+        for column in ("mutant", "caught", "checker", "runs", "minimal schedule"):
+            table.add_column(column, overflow="fold")
+        for r, path in rows:
+            schedule = (
+                f"{r.schedule.scenario}: {r.schedule.describe()}\n{path}" if r.schedule else "—"
+            )
+            table.add_row(
+                r.mutant,
+                "yes" if r.caught else "[bold red]ESCAPED[/]",
+                r.checker or "—",
+                str(r.runs_to_detection or "—"),
+                schedule,
+            )
+        Console(width=160).print(table)
+        escaped = [r.mutant for r, _ in rows if not r.caught]
+        typer.echo(
+            f"{len(rows) - len(escaped)}/{len(rows)} mutants caught"
+            + (f"; escaped: {', '.join(escaped)}" if escaped else "")
+        )
+    if any(not r.caught for r, _ in rows):
+        raise typer.Exit(1)
