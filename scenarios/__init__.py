@@ -26,6 +26,7 @@ CATALOGUE: dict[str, Scenario] = {
     s.name: s
     for s in (
         research_publish.SCENARIO,
+        research_publish.THIN_DRAFT_SCENARIO,
         order_saga.SCENARIO,
         order_saga.REFUND_SCENARIO,
         approval_refund.SCENARIO,

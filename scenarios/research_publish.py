@@ -70,9 +70,11 @@ def draft(ctx: StepContext) -> JsonValue:
     sources = notes["sources"]
     assert isinstance(sources, list)
     cited = [s["id"] for s in sources if isinstance(s, dict)]
+    findings = ctx.input.get("findings", 3)  # a thin draft (one finding) fails its validator
+    assert isinstance(findings, int)
     body = " ".join(
         f"Finding {n}: a checkpoint records what was decided and verified, not the transcript."
-        for n in range(1, 4)
+        for n in range(1, findings + 1)
     )
     return {
         "title": f"{text(brief, 'topic')} for {text(brief, 'audience')}",
@@ -213,4 +215,20 @@ SCENARIO = Scenario(
     make_input=make_input,
     make_adapters=adapters_for,
     expected_effects=expected_effects,
+)
+
+
+def make_thin_input(run_id: str) -> dict[str, JsonValue]:
+    return {**make_input(run_id), "slug": f"thin-draft-{run_id}".lower(), "findings": 1}
+
+
+THIN_DRAFT_SCENARIO = Scenario(
+    name="research_publish_thin_draft",
+    description="the model's draft is too thin to pass its validator: the run stops for review "
+    "before anything is uploaded or published",
+    workflow=WORKFLOW,
+    make_input=make_thin_input,
+    make_adapters=adapters_for,
+    expected_effects=lambda inp: (),  # an invalid draft must cause nothing in the world
+    expected_status=RunStatus.NEEDS_REVIEW,
 )
