@@ -152,3 +152,21 @@ def test_a_schedule_for_an_unknown_scenario_is_rejected_clearly(
         HitPoint(worker=0, step=None, boundary="lease.acquired"),)), tmp_path / "g.json")
     code, _, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
     assert code == 2 and "no scenario named 'ghost'" in err
+
+
+def test_an_engine_outside_the_project_is_run_by_module_factory_and_its_bugs_found(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's own-engine example, copied out of the repository as a team would."""
+    example = Path(__file__).parents[2] / "docs" / "examples" / "json_file_engine.py"
+    (tmp_path / "team_engine.py").write_text(example.read_text())
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(runner, "run", "-s", "order_saga", "--no-double", "--no-named",
+                        "--engine", "team_engine:factory", "--json", "--workdir", "out")
+    assert code == 1
+    summary = json.loads(out)
+    found = {(v["checker"], v["label"]) for v in summary["violations"]}
+    # killed after the carrier accepted the shipment and before the JSON file was written:
+    assert ("single_effect", "w0 ship:transport.response_received") in found
+    # and it never reads back what it did before declaring completion
+    assert any(checker == "verified_completion" for checker, _ in found)
