@@ -20,6 +20,7 @@ from pathlib import Path
 
 from fake_services.faults import FaultMode, FaultPlan, FaultRule
 from harness.checkers import check_all
+from harness.checkers._common import MUTATIONS
 from harness.history import History, HitRecord
 from harness.measures import measure
 from harness.results import (
@@ -46,16 +47,6 @@ NETWORK_MODES = (
     FaultMode.LOST_REQUEST,
 )
 DEDUPING = frozenset({("payments", "create_charge"), ("payments", "refund"), ("artifacts", "put")})
-MUTATIONS = frozenset(
-    {
-        ("payments", "create_charge"),
-        ("payments", "refund"),
-        ("cms", "create_post"),
-        ("mailer", "send"),
-        ("publisher", "publish"),
-        ("artifacts", "put"),
-    }
-)
 
 
 @dataclass

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+from harness.checkers._common import is_mutation
 from harness.history import History
 from harness.results import RunMeasures, Verdict
 
 TERMINAL = frozenset(
     {"completed", "compensated", "needs_review", "budget_exhausted", "quarantined", "failed"}
 )
-MUTATING = frozenset({"create_charge", "refund", "create_post", "send", "publish", "put"})
 
 
 def measure(history: History, verdicts: list[Verdict]) -> RunMeasures:
@@ -43,7 +43,7 @@ def measure(history: History, verdicts: list[Verdict]) -> RunMeasures:
         store_rows=len(history.checkpoints) + len(history.effects),
         store_bytes=sum(c.size or 0 for c in history.checkpoints),
         duplicate_effects=sum(n - 1 for n in groups.values() if n > 1),
-        downstream_attempts=sum(1 for r in history.requests if r["operation"] in MUTATING),
+        downstream_attempts=sum(1 for r in history.requests if is_mutation(r)),
         needs_review=history.final_status == "needs_review",
         within_budget=budget_ok and history.final_status != "budget_exhausted",
         unresolved_effect_age_s=_unresolved_age(history),

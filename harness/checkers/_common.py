@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from fake_services.faults import OPERATIONS
 from harness.results import EvidenceRef, Verdict
 
-# Operations that change the world, by service; everything else is a read.
+# Operations that change the world, by service; everything else is a read. Derived from the
+# services' own table of operations: a write is any request that is not a GET.
 MUTATIONS = frozenset(
-    {
-        ("payments", "create_charge"),
-        ("payments", "refund"),
-        ("cms", "create_post"),
-        ("mailer", "send"),
-        ("publisher", "publish"),
-        ("artifacts", "put"),
-    }
+    (service, operation) for method, _, service, operation in OPERATIONS if method != "GET"
 )
 
 
