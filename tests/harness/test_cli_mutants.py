@@ -1,0 +1,76 @@
+"""`killpoint mutants`: the table, the JSON list, saved schedules, and the exit status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.schedule import load_schedule
+from tests.conftest import TEST_KEY
+
+ENV = {"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}
+KEYS = {"mutant", "caught", "checker", "runs_to_detection", "schedule"}
+
+
+def _mutants(tmp_path: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner(env=ENV).invoke(app, ["mutants", "--workdir", str(tmp_path), *args])
+    return result.exit_code, result.stdout
+
+
+def test_json_lists_each_mutant_with_its_checker_and_schedule(tmp_path: Path) -> None:
+    code, out = _mutants(
+        tmp_path,
+        "--json",
+        "--mutant", "completion_without_verification",
+        "--mutant", "compensation_as_rollback",
+        "--scenario", "research_publish",
+        "--scenario", "order_saga_refund",
+    )  # fmt: skip
+    assert code == 0, out
+    rows = json.loads(out)
+    assert [r["mutant"] for r in rows] == [
+        "completion_without_verification",
+        "compensation_as_rollback",
+    ]
+    for row in rows:
+        assert set(row) >= KEYS
+        assert row["caught"] is True
+        assert isinstance(row["runs_to_detection"], int)
+        assert row["schedule"]["scenario"] in ("research_publish", "order_saga_refund")
+        saved = load_schedule(row["schedule_file"])  # replayable with `killpoint replay`
+        assert saved.model_dump(mode="json") == row["schedule"]
+    assert [r["checker"] for r in rows] == ["verified_completion", "single_effect"]
+
+
+def test_table_names_the_checker_and_the_schedule_file(tmp_path: Path) -> None:
+    code, out = _mutants(
+        tmp_path, "--mutant", "budgets_reset_on_restart", "--scenario", "approval_refund"
+    )
+    assert code == 0, out
+    assert "budgets_reset_on_restart" in out and "budget_preserved" in out
+    assert "approval_refund-clean.json" in out.replace("\n", "").replace("│", "").replace(" ", "")
+    assert "1/1 mutants caught" in out
+
+
+def test_an_escaped_mutant_fails_the_command(tmp_path: Path) -> None:
+    """Over a scenario with no approval gate the approval mutant has nothing to get wrong."""
+    code, out = _mutants(
+        tmp_path,
+        "--json",
+        "--mutant", "approvals_not_revalidated",
+        "--scenario", "research_publish_thin_draft",
+    )  # fmt: skip
+    assert code == 1
+    [row] = json.loads(out)
+    assert row["caught"] is False and row["checker"] is None and row["schedule"] is None
+
+
+def test_an_unknown_mutant_is_a_user_error(tmp_path: Path) -> None:
+    result = CliRunner(env=ENV).invoke(
+        app, ["mutants", "--mutant", "nope", "--workdir", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert "no mutant named 'nope'" in result.stderr

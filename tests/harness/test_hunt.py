@@ -1,0 +1,87 @@
+"""The hunt: the campaign's plan smallest-first, stopping at the first run judged false."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.campaign import Campaign, CampaignConfig
+from harness.checkers import check_all
+from harness.hunt import hunt, hunt_outcome
+from harness.results import RunResult
+from harness.runner import REFERENCE, run_schedule
+from harness.schedule import load_schedule
+from scenarios import CATALOGUE
+from scenarios.mutants import MUTANTS
+
+ORDER = ["clean", "named", "single", "network", "double"]
+
+
+def test_the_plan_runs_smallest_schedules_first(tmp_path: Path) -> None:
+    """Clean runs, named cases, single crashes, network faults, then paired workers/crashes."""
+    runs: list[RunResult] = []
+    outcome = hunt_outcome(
+        REFERENCE, [CATALOGUE["email"]], tmp_path, double_limit=10, on_run=runs.append
+    )
+    assert not outcome.result.caught
+    assert outcome.runs == len(runs)
+    kinds = [r.kind for r in runs]
+    assert kinds == sorted(kinds, key=ORDER.index)
+    assert set(kinds) == set(ORDER)
+    pairs = [r for r in runs if r.schedule.interleave is not None]
+    doubles = [r for r in runs if len(r.schedule.crashes) == 2]
+    assert pairs and doubles
+    assert max(runs.index(r) for r in pairs) < min(runs.index(r) for r in doubles)
+
+
+def test_phases_span_every_scenario_before_the_next_phase(tmp_path: Path) -> None:
+    runs: list[RunResult] = []
+    chosen = [CATALOGUE["email"], CATALOGUE["handoff_incompatible"]]
+    hunt_outcome(REFERENCE, chosen, tmp_path, double_limit=2, on_run=runs.append)
+    assert [(r.kind, r.scenario) for r in runs[:2]] == [
+        ("clean", "email"),
+        ("clean", "handoff_incompatible"),
+    ]
+
+
+def test_stops_at_the_first_false_run_and_its_schedule_replays_false(tmp_path: Path) -> None:
+    spec = MUTANTS["state_updated_after_call"]
+    runs: list[RunResult] = []
+    outcome = hunt_outcome(spec, [CATALOGUE["research_publish"]], tmp_path, on_run=runs.append)
+    result = outcome.result
+    assert result.caught and result.runs_to_detection == len(runs) == outcome.runs
+    assert all(r.valid is not False for r in runs[:-1]) and runs[-1].valid is False
+    assert outcome.run is not None and outcome.run.schedule_file is not None
+    saved = load_schedule(outcome.run.schedule_file)
+    assert saved == result.schedule
+    campaign = Campaign(CampaignConfig(scenarios=[], workdir=tmp_path / "replay", engine=spec))
+    try:
+        history = run_schedule(campaign.world, CATALOGUE["research_publish"], saved, spec)
+    finally:
+        campaign.close()
+    verdicts = check_all(history, CATALOGUE["research_publish"].workflow)
+    assert any(v.checker == result.checker and v.valid is False for v in verdicts)
+
+
+def test_a_campaign_runs_no_interleavings_unless_asked(tmp_path: Path) -> None:
+    config = CampaignConfig(
+        scenarios=[CATALOGUE["handoff_incompatible"]], workdir=tmp_path, double_limit=3
+    )
+    campaign = Campaign(config)
+    try:
+        result = campaign.run()
+    finally:
+        campaign.close()
+    assert not any(r.schedule.interleave for r in result.runs if r.kind != "named")
+    assert {r.kind for r in result.runs} >= {"clean", "single", "double"}
+
+
+def test_hunt_returns_the_mutant_score(tmp_path: Path) -> None:
+    result = hunt(
+        MUTANTS["completion_without_verification"], [CATALOGUE["research_publish"]], tmp_path
+    )
+    assert result.mutant == "completion_without_verification"
+    assert (result.caught, result.checker, result.runs_to_detection) == (
+        True,
+        "verified_completion",
+        1,
+    )

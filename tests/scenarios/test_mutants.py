@@ -1,0 +1,128 @@
+"""Every mutant engine is caught, by the checker its mistake should trip, in a few runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.campaign import Campaign, CampaignConfig
+from harness.checkers import CHECKERS
+from harness.hunt import hunt
+from harness.reference import ReferenceEngine
+from harness.runner import REFERENCE
+from harness.schedule import FaultSchedule, HitPoint
+from scenarios import CATALOGUE
+from scenarios.mutants import DESCRIPTIONS, MUTANTS
+
+# mutant -> (the narrow scenario it is hunted with, the checker that catches it, at most runs)
+PINS: dict[str, tuple[str, str, int]] = {
+    "only_conversation_saved": ("research_publish", "single_effect", 5),
+    "fresh_idempotency_key_on_resume": ("order_saga", "single_effect", 20),
+    "timeout_treated_as_failure": ("email", "single_effect", 20),
+    "state_updated_after_call": ("research_publish", "single_effect", 5),
+    "no_compare_and_swap": ("expensive_reuse", "monotonic_sequence", 40),
+    "lease_without_fencing_token": ("expensive_reuse", "single_effect", 40),
+    "budgets_reset_on_restart": ("approval_refund", "budget_preserved", 2),
+    "approvals_not_revalidated": ("approval_refund", "authority", 3),
+    "checkpoint_trusted_unchecked": ("order_saga", "authority", 6),
+    "old_schema_defaulted": ("order_saga", "authority", 6),
+    "completion_without_verification": ("research_publish", "verified_completion", 1),
+    "redelivery_treated_as_fresh_work": ("order_saga", "monotonic_sequence", 8),
+    "global_completed_flag": ("batch", "single_effect", 10),
+    "unvalidated_output_checkpointed": ("research_publish_thin_draft", "verified_completion", 1),
+    "compensation_as_rollback": ("order_saga_refund", "single_effect", 2),
+}
+
+
+def test_one_mutant_per_mistake_each_a_subclass_of_the_reference() -> None:
+    assert set(MUTANTS) == set(PINS)
+    for name, spec in MUTANTS.items():
+        assert spec.name == name
+        assert isinstance(spec.factory, type) and issubclass(spec.factory, ReferenceEngine)
+        assert spec.factory is not ReferenceEngine
+        assert DESCRIPTIONS[name]
+
+
+@pytest.mark.parametrize("name", sorted(PINS))
+def test_mutant_is_caught_by_its_checker(name: str, tmp_path: Path) -> None:
+    scenario, checker, most = PINS[name]
+    result = hunt(MUTANTS[name], [CATALOGUE[scenario]], tmp_path)
+    assert result.caught, f"{name} escaped"
+    assert result.checker == checker, result
+    assert result.runs_to_detection is not None and result.runs_to_detection <= most
+    assert result.schedule is not None and result.schedule.scenario == scenario
+
+
+def test_the_reference_is_not_caught_where_the_mutants_are(tmp_path: Path) -> None:
+    """No false positives: the same plan over the scenarios that catch the store mutants."""
+    chosen = [CATALOGUE["expensive_reuse"], CATALOGUE["research_publish_thin_draft"]]
+    result = hunt(REFERENCE, chosen, tmp_path)
+    assert not result.caught, result
+
+
+def _verdicts(engine: str, scenario: str, schedule: FaultSchedule, root: Path) -> dict[str, object]:
+    campaign = Campaign(
+        CampaignConfig(scenarios=[CATALOGUE[scenario]], workdir=root, engine=MUTANTS[engine])
+    )
+    try:
+        result, _ = campaign.execute(CATALOGUE[scenario], schedule, "single")
+    finally:
+        campaign.close()
+    return {v.checker: v.valid for v in result.verdicts}
+
+
+# checker -> a mutant whose hunt it ends (the pins above), or for progress a pinned schedule
+CHECKER_MUTANT = {
+    "single_effect": "fresh_idempotency_key_on_resume",
+    "monotonic_sequence": "no_compare_and_swap",
+    "budget_preserved": "budgets_reset_on_restart",
+    "authority": "approvals_not_revalidated",
+    "verified_completion": "completion_without_verification",
+    "progress": "compensation_as_rollback",
+}
+
+
+def test_every_checker_is_made_false_by_some_mutant() -> None:
+    """Issue 4's acceptance: each checker has a broken engine that makes it return false."""
+    assert set(CHECKER_MUTANT) == set(CHECKERS)
+    for checker, mutant in CHECKER_MUTANT.items():
+        if checker != "progress":
+            assert PINS[mutant][1] == checker
+
+
+def test_rollback_that_cannot_be_redone_never_finishes(tmp_path: Path) -> None:
+    """Progress: a crash after the rollback bookkeeping, before its checkpoint, leaves every
+    later worker refusing to compensate again: no terminal state."""
+    crash = HitPoint(worker=0, step="refund", boundary="checkpoint.built")
+    schedule = FaultSchedule(scenario="order_saga_refund", run_id="rollback", crashes=(crash,))
+    verdicts = _verdicts("compensation_as_rollback", "order_saga_refund", schedule, tmp_path)
+    assert verdicts["progress"] is False
+
+
+def test_a_compensated_saga_needs_its_refund_once(tmp_path: Path) -> None:
+    """single_effect holds a compensated saga to one charge and one refund, like completion."""
+    clean = FaultSchedule(scenario="order_saga_refund", run_id="clean")
+    assert (
+        _verdicts("compensation_as_rollback", "order_saga_refund", clean, tmp_path / "m")[
+            "single_effect"
+        ]
+        is False
+    )
+    campaign = Campaign(
+        CampaignConfig(scenarios=[CATALOGUE["order_saga_refund"]], workdir=tmp_path / "r")
+    )
+    try:
+        result, history = campaign.execute(CATALOGUE["order_saga_refund"], clean, "clean")
+    finally:
+        campaign.close()
+    assert result.final_status == "compensated"
+    assert {v.checker: v.valid for v in result.verdicts}["single_effect"] is True
+    assert sorted(a["operation"] for a in history.applied) == ["create_charge", "refund"]
+
+
+def test_the_same_hunt_twice_gives_the_same_result(tmp_path: Path) -> None:
+    spec, scenarios = MUTANTS["global_completed_flag"], [CATALOGUE["batch"]]
+    first = hunt(spec, scenarios, tmp_path / "a")
+    second = hunt(spec, scenarios, tmp_path / "b")
+    assert first == second
