@@ -391,6 +391,8 @@ def _with(engine: type[Engine]) -> type[ReferenceEngine]:
 
 
 class _BudgetsReset(ReferenceEngine):
+    """000: letting restarts reset limits."""
+
     engine_class = _BudgetsResetOnRestart
 
     def build(self, env: WorkerEnv, scenario: Scenario) -> Engine:
@@ -412,6 +414,7 @@ def _with_store(cls: type[Store], engine: type[Engine] = Engine) -> type[Referen
 
 def _spec(name: str, engine: type[ReferenceEngine], doc: str) -> EngineSpec:
     spec = EngineSpec(name, engine, REFERENCE.reader, REFERENCE.tamper)
+    engine.__doc__ = doc  # each mutant's one line: the seed's mistake it makes
     DESCRIPTIONS[name] = doc
     return spec
 
