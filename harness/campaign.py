@@ -58,7 +58,7 @@ class CampaignConfig:
     store_url: str | None = None
     double: bool = True
     double_limit: int = 150  # per scenario; beyond it a seeded sample
-    interleave: bool = False  # two workers recover each single crash; see interleavings
+    interleave: bool = True  # two workers recover each single crash (in-process tier only)
     network: bool = True
     named: bool = True  # the seeds' named cases whose scenario is in the campaign
     seed: int = 0
@@ -170,9 +170,9 @@ class Campaign:
             crashed.append(key)
             outcomes[key] = _outcome(result)
             recoveries.append((schedule, recovery_points(history)))
-        if self.config.interleave:
+        if self.config.interleave and self.config.tier == "inprocess":
             for schedule in self.interleavings(name, recoveries, len(discovered)):
-                self.execute(scenario, schedule, "double")
+                self.execute(scenario, schedule, "pair")
         if self.config.double:
             for schedule in self.doubles(name, recoveries, len(discovered)):
                 self.execute(scenario, schedule, "double")

@@ -188,6 +188,8 @@ def run(
     double_limit: Annotated[
         int, typer.Option(metavar="N", min=0, help="Paired crashes per scenario before sampling.")
     ] = 150,
+    interleave: Annotated[bool, typer.Option(help="Also let two workers recover each crash at "
+                                             "once (in-process tier).")] = True,
     network: Annotated[bool, typer.Option(help="Also inject network faults.")] = True,
     named: Annotated[bool, typer.Option(help="Also run the seeds' named cases.")] = True,
     seed: Annotated[int, typer.Option(help="Seed of the paired-crash sample.")] = 0,

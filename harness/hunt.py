@@ -66,7 +66,7 @@ class _Plan:
             for s in self.scenarios:
                 pairs = self.campaign.interleavings(s.name, self.recoveries.get(s.name, []))
                 for schedule in pairs:
-                    yield Planned(s, "double", schedule)
+                    yield Planned(s, "pair", schedule)
         if config.double:
             for s in self.scenarios:
                 for schedule in self.campaign.doubles(s.name, self.recoveries.get(s.name, [])):

@@ -67,7 +67,9 @@ class RunMeasures(_Model):
     migration_failures: int = 0
 
 
-RunKind = Literal["clean", "single", "double", "network", "named", "generated", "replay"]
+RunKind = Literal[
+    "clean", "single", "double", "pair", "network", "named", "generated", "replay"
+]
 
 
 class RunResult(_Model):

