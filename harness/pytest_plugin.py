@@ -572,6 +572,22 @@ class CampaignRunner:
                 lines.append(f"... and {len(bad) - SHOWN_VIOLATIONS} more (see the report)")
         return "\n".join(lines) or None
 
+    def _keep(self, schedule_file: Path) -> str:
+        """A copy of a failing schedule that outlives tmp_path (pytest's cache folder, as
+        --lf keeps its list), named relative to where pytest was started when it can be."""
+        config = self.request.config
+        cache = getattr(config, "cache", None)
+        if cache is None:
+            return str(schedule_file)
+        test = re.sub(r"[^\w.-]+", "_", self.request.node.nodeid).strip("_")
+        kept = cache.mkdir("killpoint-schedules") / test / schedule_file.name
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_bytes(schedule_file.read_bytes())
+        try:
+            return str(kept.relative_to(config.invocation_params.dir))
+        except ValueError:
+            return str(kept)
+
     def _describe(self, run: RunResult, engine_ref: str | None) -> list[str]:
         lines = [f"✗ {run.scenario} {run.label} → {run.final_status}"]
         for verdict in run.verdicts:
@@ -579,15 +595,15 @@ class CampaignRunner:
                 lines.append(f"    [{verdict.checker}] {verdict.summary}")
                 lines.extend(f"        {e}" for e in verdict.evidence[:3])
         if run.schedule_file:
+            kept = self._keep(Path(run.schedule_file))
             lines.append(
-                f"    replay: pytest '{self.request.node.nodeid}' "
-                f"--killpoint-replay={run.schedule_file}"
+                f"    replay: pytest '{self.request.node.nodeid}' --killpoint-replay={kept}"
             )
             import scenarios
 
             if run.scenario in scenarios.CATALOGUE and engine_ref is not None:
                 engine = "" if engine_ref == "reference" else f" --engine {engine_ref}"
-                lines.append(f"    replay: killpoint replay {run.schedule_file}{engine}")
+                lines.append(f"    replay: killpoint replay {kept}{engine}")
         return lines
 
 
@@ -658,15 +674,15 @@ def killpoint_result(killpoint_campaign: CampaignRunner) -> CampaignResult:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test whose marker names a scenario runs its campaign even if it asks for no fixture."""
+    """A test whose marker names a scenario runs its campaign even if it asks for no fixture
+    (one that asks for `killpoint_campaign` runs what it wants itself)."""
     for item in items:
         marker = item.get_closest_marker("killpoint")
         fixturenames: list[str] | None = getattr(item, "fixturenames", None)
         if marker is None or fixturenames is None:
             continue
-        if (
-            marker.args or marker.kwargs.get("scenario")
-        ) and "killpoint_result" not in fixturenames:
+        named = marker.args or marker.kwargs.get("scenario")
+        if named and "killpoint_campaign" not in fixturenames:
             fixturenames.append("killpoint_result")
 
 
