@@ -20,9 +20,7 @@ from __future__ import annotations
 import os
 import random
 import re
-import time
-import uuid
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,13 +29,10 @@ import pytest
 
 if TYPE_CHECKING:
     from fake_services import InProcessServices
-    from harness.killswitch import Hit, KillSwitch
-    from harness.results import CampaignResult, RunResult
-    from harness.runner import EngineSpec
-    from harness.schedule import FaultSchedule
+    from harness._pytest_campaigns import CampaignRunner, Databases, KillSwitchFactory
+    from harness.results import CampaignResult
     from harness.store import Store
     from harness.world import World
-    from scenarios.base import Scenario
 
 TIERS = ("inprocess", "real")
 MARKER_ARGS = frozenset(
@@ -54,7 +49,6 @@ MARKER_ARGS = frozenset(
         "fail_on_violation",
     }
 )
-SHOWN_VIOLATIONS = 10
 WORKER_RESULTS = "killpoint_results"  # key in xdist's workeroutput
 WORKER_SEED = "killpoint_seed"  # key in xdist's workerinput
 SEED_CACHE = "killpoint/seed"
@@ -132,7 +126,7 @@ class SessionState:
 
 
 STATE = pytest.StashKey[SessionState]()
-RUNNER = pytest.StashKey["CampaignRunner"]()
+RUNNER = pytest.StashKey["CampaignRunner"]()  # the test's campaigns, judged after its body
 
 
 # -- options ------------------------------------------------------------------------------------
@@ -277,11 +271,11 @@ def _store_label(state: SessionState) -> str:
             return f"docker unreachable ({problem}): killpoint tests skip"
         return "PostgreSQL in a testcontainers container (from " + s.db_source + ")"
     hidden = re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", s.db)
-    per = ", a fresh schema per campaign" if _is_postgres(s.db) else ""
+    per = ", a fresh schema per campaign" if is_postgres(s.db) else ""
     return f"{hidden} (from {s.db_source}){per}"
 
 
-def _is_postgres(url: str) -> bool:
+def is_postgres(url: str) -> bool:
     return url.startswith(("postgresql", "postgres:"))
 
 
@@ -312,48 +306,12 @@ def _killpoint_docker_url(pytestconfig: pytest.Config) -> Iterator[str]:
         yield container.get_connection_url()
 
 
-class Databases:
-    """Fresh databases for one test: SQLite files in tmp_path, or PostgreSQL schemas dropped
-    afterwards (so campaigns of parallel tests on one shared server never meet)."""
-
-    def __init__(self, base: str | None, tmp_path: Path) -> None:
-        self.base, self.tmp_path = base, tmp_path
-        self.schemas: list[str] = []
-
-    def allocate(self, name: str) -> tuple[str, str | None]:
-        """(URL another process can open it by, schema or None)."""
-        if self.base is None:
-            return f"sqlite:///{self.tmp_path / name}.sqlite", None
-        if not _is_postgres(self.base):
-            return self.base, None
-        from sqlalchemy import make_url
-
-        from harness.store import Store
-
-        schema = f"kp_{uuid.uuid4().hex[:16]}"
-        Store(self.base, schema=schema).close()
-        self.schemas.append(schema)
-        url = make_url(self.base).update_query_dict({"options": f"-csearch_path={schema}"})
-        return url.render_as_string(hide_password=False), schema
-
-    def drop(self) -> None:
-        if not self.schemas or self.base is None:
-            return
-        from sqlalchemy import create_engine, text
-
-        engine = create_engine(self.base)
-        try:
-            with engine.begin() as conn:
-                for schema in self.schemas:
-                    conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        finally:
-            engine.dispose()
-
-
 @pytest.fixture
 def _killpoint_databases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databases]:
     db = request.config.stash[STATE].settings.db
     base = request.getfixturevalue("_killpoint_docker_url") if db == "docker" else db
+    from harness._pytest_campaigns import Databases
+
     databases = Databases(base, tmp_path / "killpoint")
     (tmp_path / "killpoint").mkdir(exist_ok=True)
     yield databases
@@ -405,249 +363,16 @@ def killpoint_world(
     )
 
 
-class KillSwitchFactory:
-    """`killpoint_killswitch(schedule, worker=0)`: the boundary hook of one worker; every hit
-    of every switch it built is in `.hits`."""
-
-    def __init__(self, world: World) -> None:
-        self.world = world
-        self.hits: list[Hit] = []
-
-    def __call__(self, schedule: FaultSchedule, worker: int = 0) -> KillSwitch:
-        from harness.killswitch import KillSwitch
-
-        clock = self.world.clock
-        return KillSwitch(worker, schedule, clock, self.hits.append, advance=clock.advance)
-
-
 @pytest.fixture
 def killpoint_killswitch(killpoint_world: World) -> KillSwitchFactory:
+    """`killpoint_killswitch(schedule, worker=0)`: a `KillSwitch` (the boundary hook of one
+    worker) on the world's clock; `.hits` holds every hit of every switch it built."""
+    from harness._pytest_campaigns import KillSwitchFactory
+
     return KillSwitchFactory(killpoint_world)
 
 
 # -- campaigns -----------------------------------------------------------------------------------
-
-
-class CampaignRunner:
-    """The `killpoint_campaign` fixture: `killpoint_campaign(*scenarios, **options)` runs a
-    crash campaign and returns its `CampaignResult`.
-
-    Scenarios are catalogue names or `Scenario` objects (a team's own workflow, adapters and
-    expected effects). Options are the marker's: engine ("module:factory", an `EngineSpec` or
-    a factory), tier, double, double_limit, network, named, interleave, shard=(i, n) and
-    fail_on_violation. A call's arguments beat the marker's, which beat the command line's.
-    """
-
-    def __init__(
-        self,
-        request: pytest.FixtureRequest,
-        databases: Databases,
-        workdir: Path,
-        marker_args: Sequence[Any],
-        marker_kwargs: dict[str, Any],
-    ) -> None:
-        self.request, self.databases, self.workdir = request, databases, workdir
-        self.marker_args, self.marker_kwargs = tuple(marker_args), marker_kwargs
-        self.state = request.config.stash[STATE]
-        self.runs: list[tuple[CampaignResult, bool, str | None]] = []  # result, enforce, engine
-
-    @property
-    def results(self) -> list[CampaignResult]:
-        return [r for r, _, _ in self.runs]
-
-    @property
-    def result(self) -> CampaignResult | None:
-        return self.runs[-1][0] if self.runs else None
-
-    def __call__(self, *scenarios: str | Scenario, **options: Any) -> CampaignResult:
-        unknown = set(options) - MARKER_ARGS
-        if unknown:
-            raise TypeError(f"killpoint_campaign got unknown options {sorted(unknown)}")
-        opts = {**self.marker_kwargs, **options}
-        chosen = _scenarios(scenarios or (opts.get("scenario") or self.marker_args))
-        if not chosen:
-            raise pytest.UsageError(
-                "killpoint_campaign needs a scenario: @pytest.mark.killpoint(scenario=...) or "
-                "killpoint_campaign(scenario)"
-            )
-        s = self.state.settings
-        engine_ref = opts.get("engine", s.engine)
-        from harness.campaign import Campaign, CampaignConfig
-
-        workdir = self.workdir / f"campaign-{len(self.runs) + 1}"
-        url, _ = self.databases.allocate(f"campaign-{len(self.runs) + 1}")
-        config = CampaignConfig(
-            scenarios=chosen,
-            workdir=workdir,
-            engine=_engine(engine_ref),
-            tier=opts.get("tier", s.tier),
-            store_url=url,
-            double=bool(opts.get("double", s.double)),
-            double_limit=int(opts.get("double_limit", s.double_limit)),
-            interleave=bool(opts.get("interleave", False)),
-            network=bool(opts.get("network", True)),
-            named=bool(opts.get("named", True)),
-            seed=s.seed,
-            shard=opts.get("shard"),
-        )
-        from harness.world import ensure_key
-
-        ensure_key()
-        result = self._replay(config) if s.replay else _run(Campaign(config))
-        self.runs.append(
-            (
-                result,
-                bool(opts.get("fail_on_violation", True)),
-                engine_ref if isinstance(engine_ref, str) else None,
-            )
-        )
-        self.state.ran.append((self.request.node.nodeid, result))
-        return result
-
-    def _replay(self, config: Any) -> CampaignResult:
-        """Run the `--killpoint-replay` schedule alone, judged as the campaign judges it."""
-        from datetime import UTC, datetime
-
-        from harness.campaign import Campaign
-        from harness.results import CampaignResult, ScenarioCoverage
-        from harness.schedule import load_schedule
-        from scenarios.cases import CASES
-
-        assert self.state.settings.replay is not None
-        schedule = load_schedule(self.state.settings.replay)
-        scenario = next((c for c in config.scenarios if c.name == schedule.scenario), None)
-        if scenario is None:
-            names = ", ".join(c.name for c in config.scenarios)
-            pytest.skip(
-                f"--killpoint-replay is a schedule of {schedule.scenario!r}; "
-                f"this test campaigns over {names}"
-            )
-        config.tier = schedule.tier
-        case = next(
-            (
-                c
-                for c in CASES
-                if c.scenario == scenario.name and c.schedule.run_id == schedule.run_id
-            ),
-            None,
-        )
-        campaign, started = Campaign(config), time.perf_counter()
-        try:
-            run, _ = campaign.execute(scenario, schedule, "replay", case.expect if case else None)
-        finally:
-            campaign.close()
-        coverage = ScenarioCoverage(
-            scenario=scenario.name,
-            boundaries_discovered=[],
-            boundaries_crashed=run.crashed_at,
-            runs=1,
-            violations=int(run.valid is False),
-        )
-        return CampaignResult(
-            engine=config.engine.name,
-            tier=schedule.tier,
-            backend=campaign.world.store.url_for_humans,
-            seed=config.seed,
-            started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            duration_s=time.perf_counter() - started,
-            scenarios=[coverage],
-            runs=[run],
-        )
-
-    def violations_message(self) -> str | None:
-        """What failed, as a reader wants it: checker, evidence, and how to replay each run."""
-        lines: list[str] = []
-        for result, enforce, engine_ref in self.runs:
-            bad = result.violations
-            if not enforce or not bad:
-                continue
-            names = ", ".join(c.scenario for c in result.scenarios)
-            lines.append(
-                f"killpoint: {len(bad)} of {len(result.runs)} runs of {names} violate the oracle "
-                f"(engine {result.engine}, tier {result.tier}, seed {result.seed})"
-            )
-            for run in bad[:SHOWN_VIOLATIONS]:
-                lines.extend(self._describe(run, engine_ref))
-            if len(bad) > SHOWN_VIOLATIONS:
-                lines.append(f"... and {len(bad) - SHOWN_VIOLATIONS} more (see the report)")
-        return "\n".join(lines) or None
-
-    def _keep(self, schedule_file: Path) -> str:
-        """A copy of a failing schedule that outlives tmp_path (pytest's cache folder, as
-        --lf keeps its list), named relative to where pytest was started when it can be."""
-        config = self.request.config
-        cache = getattr(config, "cache", None)
-        if cache is None:
-            return str(schedule_file)
-        test = re.sub(r"[^\w.-]+", "_", self.request.node.nodeid).strip("_")
-        kept = cache.mkdir("killpoint-schedules") / test / schedule_file.name
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_bytes(schedule_file.read_bytes())
-        try:
-            return str(kept.relative_to(config.invocation_params.dir))
-        except ValueError:
-            return str(kept)
-
-    def _describe(self, run: RunResult, engine_ref: str | None) -> list[str]:
-        lines = [f"✗ {run.scenario} {run.label} → {run.final_status}"]
-        for verdict in run.verdicts:
-            if verdict.valid is False:
-                lines.append(f"    [{verdict.checker}] {verdict.summary}")
-                lines.extend(f"        {e}" for e in verdict.evidence[:3])
-        if run.schedule_file:
-            kept = self._keep(Path(run.schedule_file))
-            lines.append(
-                f"    replay: pytest '{self.request.node.nodeid}' --killpoint-replay={kept}"
-            )
-            import scenarios
-
-            if run.scenario in scenarios.CATALOGUE and engine_ref is not None:
-                engine = "" if engine_ref == "reference" else f" --engine {engine_ref}"
-                lines.append(f"    replay: killpoint replay {kept}{engine}")
-        return lines
-
-
-def _run(campaign: Any) -> CampaignResult:
-    try:
-        result: CampaignResult = campaign.run()
-    finally:
-        campaign.close()
-    if campaign.config.tier != result.tier:  # the campaign reports the tier it ran in
-        result = result.model_copy(update={"tier": campaign.config.tier})
-    return result
-
-
-def _scenarios(given: Any) -> list[Scenario]:
-    import scenarios
-    from scenarios.base import Scenario
-
-    items = [given] if isinstance(given, str | Scenario) else list(given or ())
-    chosen: list[Scenario] = []
-    for item in items:
-        if isinstance(item, Scenario):
-            chosen.append(item)
-        elif isinstance(item, str):
-            chosen.append(scenarios.get(item))
-        else:
-            raise TypeError(f"a killpoint scenario is a name or a Scenario, not {item!r}")
-    return chosen
-
-
-def _engine(ref: Any) -> EngineSpec:
-    from harness.engines import NoHistory, load_engine
-    from harness.runner import EngineSpec
-
-    if isinstance(ref, EngineSpec):
-        return ref
-    if isinstance(ref, str) or ref is None:
-        return load_engine(ref)
-    if callable(ref):
-        reader = getattr(ref, "reader", None) or (lambda world: NoHistory())
-        name = getattr(ref, "__qualname__", repr(ref))
-        return EngineSpec(
-            name=name, factory=ref, reader=reader, tamper=getattr(ref, "tamper", None)
-        )
-    raise TypeError(f"a killpoint engine is 'module:factory', an EngineSpec or a factory: {ref!r}")
 
 
 @pytest.fixture
@@ -662,7 +387,18 @@ def killpoint_campaign(
             f"@pytest.mark.killpoint got unknown arguments {sorted(unknown)}; "
             f"it takes {sorted(MARKER_ARGS)}"
         )
-    runner = CampaignRunner(request, _killpoint_databases, tmp_path / "killpoint", args, kwargs)
+    from harness._pytest_campaigns import CampaignRunner
+
+    state = request.config.stash[STATE]
+    runner = CampaignRunner(
+        request,
+        _killpoint_databases,
+        tmp_path / "killpoint",
+        args,
+        kwargs,
+        state.settings,
+        lambda nodeid, result: state.ran.append((nodeid, result)),
+    )
     request.node.stash[RUNNER] = runner
     return runner
 
@@ -717,82 +453,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if not (state.ran or state.from_workers):
         return
-    from harness.results import CampaignResult
+    from harness._pytest_campaigns import parse_result, write_reports
 
-    received = [(n, CampaignResult.model_validate_json(j)) for n, j in state.from_workers]
+    received = [(nodeid, parse_result(text)) for nodeid, text in state.from_workers]
     state.parts = sorted(state.ran + received, key=lambda part: part[0])
     s = state.settings
-    for i, result in enumerate(_reports(state.parts) if s.report or s.junit else ()):
-        if s.report:
-            from reports import write_html
-
-            state.written.append(f"report: {write_html(result, _numbered(s.report, i))}")
-        if s.junit:
-            from reports import write_junit
-
-            state.written.append(f"junit: {write_junit(result, _numbered(s.junit, i))}")
-
-
-def _numbered(path: Path, i: int) -> Path:
-    return path if i == 0 else path.with_name(f"{path.stem}-{i + 1}{path.suffix}")
-
-
-def _reports(parts: list[tuple[str, CampaignResult]]) -> list[CampaignResult]:
-    """As few reports as honest: shards of one campaign merged (`merge_results`), then
-    campaigns with one engine, tier and seed over different scenarios side by side; a
-    scenario campaigned twice (two tests, other options) gets a report of its own."""
-    from harness.merge import merge_results
-
-    sharded: dict[tuple[object, ...], list[CampaignResult]] = {}
-    whole: list[CampaignResult] = []
-    for _, result in parts:
-        if result.shard is None:
-            whole.append(result)
-        else:
-            key = (
-                _kind(result),
-                tuple(c.scenario for c in result.scenarios),
-                result.shard.split("/")[1],
-            )
-            sharded.setdefault(key, []).append(result)
-    whole.extend(merge_results(group) for group in sharded.values())
-    reports: list[list[CampaignResult]] = []
-    for result in whole:
-        names = {c.scenario for c in result.scenarios}
-        home = next(
-            (
-                g
-                for g in reports
-                if _kind(g[0]) == _kind(result)
-                and not names & {c.scenario for r in g for c in r.scenarios}
-            ),
-            None,
-        )
-        if home is None:
-            reports.append([result])
-        else:
-            home.append(result)
-    return [_side_by_side(group) for group in reports]
-
-
-def _kind(result: CampaignResult) -> tuple[str, str, int]:
-    return result.engine, result.tier, result.seed
-
-
-def _side_by_side(group: list[CampaignResult]) -> CampaignResult:
-    if len(group) == 1:
-        return group[0]
-    first = group[0]
-    return first.model_copy(
-        update={
-            "backend": ", ".join(sorted({r.backend.split("://")[0] for r in group})),
-            "started_at": min(r.started_at for r in group),
-            "duration_s": sum(r.duration_s for r in group),
-            "scenarios": [c for r in group for c in r.scenarios],
-            "runs": [run for r in group for run in r.runs],
-            "mutants": [m for r in group for m in r.mutants],
-        }
-    )
+    if s.report or s.junit:
+        state.written = write_reports(state.parts, s.report, s.junit)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -807,11 +474,3 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.write_line(f"{len(state.parts)} campaigns, {runs} runs, {bad} violating")
     for line in state.written:
         terminalreporter.write_line(line)
-
-
-__all__ = [
-    "CampaignRunner",
-    "Databases",
-    "KillSwitchFactory",
-    "Settings",
-]

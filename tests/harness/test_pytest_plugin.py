@@ -16,7 +16,14 @@ import pytest
 pytest_plugins = ["pytester"]
 
 POSTGRES = "KILLPOINT_TEST_POSTGRES_URL"  # the project's own test server, not a plugin setting
-HEAVY = ("harness.dispatcher", "harness.store", "sqlalchemy", "fake_services", "scenarios")
+HEAVY = (
+    "harness._pytest_campaigns",
+    "harness.dispatcher",
+    "harness.store",
+    "sqlalchemy",
+    "fake_services",
+    "scenarios",
+)
 PLUGIN_FILE = Path(__file__).parents[2] / "harness" / "pytest_plugin.py"
 
 BROKEN_ENGINE = """
