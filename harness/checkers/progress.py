@@ -31,6 +31,12 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
     last_fault = max((w.worker for w in history.deaths), default=-1)
     for tamper in history.tampered:
         last_fault = max(last_fault, tamper.after_worker)
+    # a clock jump inside a worker and a pair of racing workers are faults too
+    for jump in history.schedule.clock_jumps:
+        last_fault = max(last_fault, jump.at.worker)
+    pair = history.schedule.interleave
+    if pair is not None:
+        last_fault = max(last_fault, pair.after_worker + 2)
     after = [w for w in workers if w.worker > last_fault]
     if len(after) > RECOVERY_WORKERS:
         return violated(
