@@ -58,6 +58,24 @@ def mutants(
     ] = Path("killpoint-out"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the paired-crash sample.")] = 0,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            metavar="MODULE:FACTORY",
+            help="Hunt this engine instead of the built-in mutants (a team's own broken one).",
+            show_default=False,
+        ),
+    ] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH",
+            help="Write an HTML report of the hunts: each caught "
+            "engine's violation with its timeline and replay command.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run the campaign against each mutant engine until the oracle catches it."""
     import scenarios
@@ -75,15 +93,24 @@ def mutants(
         raise KillpointError(
             f"no mutant named {', '.join(map(repr, unknown))}; known: {', '.join(MUTANTS)}"
         )
-    names = list(mutant) if mutant else list(MUTANTS)
+    if engine is not None:
+        from harness.engines import load_engine
+
+        targets = [(engine, load_engine(engine), "the engine under test")]
+    else:
+        names = list(mutant) if mutant else list(MUTANTS)
+        targets = [(name, MUTANTS[name], DESCRIPTIONS[name]) for name in names]
     root = _fresh(workdir)
-    rows = []
-    for name in names:
-        outcome = hunt_outcome(
-            MUTANTS[name], chosen, root / name, seed, description=DESCRIPTIONS[name]
-        )
-        path = outcome.run.schedule_file if outcome.run else None
-        rows.append((outcome.result, path))
+    outcomes = [
+        hunt_outcome(spec, chosen, root / name.replace(":", "_"), seed, description=why)
+        for name, spec, why in targets
+    ]
+    rows = [(o.result, o.run.schedule_file if o.run else None) for o in outcomes]
+    if report is not None:
+        from harness.results import hunt_report
+        from reports import write_html
+
+        typer.echo(f"report: {write_html(hunt_report(outcomes), report)}", err=True)
     if as_json:
         doc = [
             {

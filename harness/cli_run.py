@@ -188,8 +188,10 @@ def run(
     double_limit: Annotated[
         int, typer.Option(metavar="N", min=0, help="Paired crashes per scenario before sampling.")
     ] = 150,
-    interleave: Annotated[bool, typer.Option(help="Also let two workers recover each crash at "
-                                             "once (in-process tier).")] = True,
+    interleave: Annotated[
+        bool,
+        typer.Option(help="Also let two workers recover each crash at once (in-process tier)."),
+    ] = True,
     network: Annotated[bool, typer.Option(help="Also inject network faults.")] = True,
     named: Annotated[bool, typer.Option(help="Also run the seeds' named cases.")] = True,
     seed: Annotated[int, typer.Option(help="Seed of the paired-crash sample.")] = 0,
@@ -197,6 +199,9 @@ def run(
         str | None, typer.Option(metavar="i/N", help="Run only this slice.", show_default=False)
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show progress on a terminal.")] = True,
+    mutants: Annotated[
+        bool, typer.Option(help="Also hunt every mutant engine and report the mutation score.")
+    ] = False,
 ) -> None:
     """Crash every boundary of every scenario, recover, and judge each run."""
     import scenarios
@@ -211,8 +216,9 @@ def run(
     )
     on_run, stop = _progress(progress and not as_json)
     workdir.mkdir(parents=True, exist_ok=True)
-    workdir = Path(tempfile.mkdtemp(prefix=f"campaign-{time.strftime('%Y%m%d-%H%M%S')}-",
-                                    dir=workdir))
+    workdir = Path(
+        tempfile.mkdtemp(prefix=f"campaign-{time.strftime('%Y%m%d-%H%M%S')}-", dir=workdir)
+    )
     campaign = Campaign(
         CampaignConfig(
             scenarios=chosen,
@@ -231,12 +237,41 @@ def run(
     )
     try:
         result = campaign.run()
+        if mutants:
+            hunted = _hunt_mutants(
+                chosen,
+                workdir,
+                seed,
+                double=double,
+                double_limit=double_limit,
+                interleave=interleave,
+                network=network,
+            )
+            result = result.model_copy(update={"mutants": hunted})
     finally:
         stop()
         campaign.close()
     _print_summary(result, as_json, _write_outputs(result, report, junit, out))
-    if result.violations:
+    if result.violations or any(not m.caught for m in result.mutants):
         raise typer.Exit(1)
+
+
+def _hunt_mutants(chosen: list[Any], workdir: Path, seed: int, **phases: Any) -> list[Any]:
+    """Each mutant hunted with the campaign's own plan, until the oracle catches it."""
+    from harness.hunt import hunt_outcome
+    from scenarios.mutants import DESCRIPTIONS, MUTANTS
+
+    return [
+        hunt_outcome(
+            spec,
+            chosen,
+            workdir / "mutants" / name,
+            seed,
+            description=DESCRIPTIONS[name],
+            **phases,
+        ).result
+        for name, spec in MUTANTS.items()
+    ]
 
 
 @app.command()

@@ -39,9 +39,17 @@ class NoHistory:
 
 
 def load_engine(ref: str | None) -> EngineSpec:
-    """`None` or "reference" for ours; otherwise import `module:attr` (cwd on the path)."""
+    """`None` or "reference" for ours, `mutant:NAME` for one of the mutants, otherwise import
+    `module:attr` (the current folder is on the path, so a team's own module is found)."""
     if ref is None or ref == "reference":
         return REFERENCE
+    if ref.startswith("mutant:"):
+        from scenarios.mutants import MUTANTS
+
+        name = ref.removeprefix("mutant:")
+        if name not in MUTANTS:
+            raise KillpointError(f"no mutant named {name!r}; known: {', '.join(MUTANTS)}")
+        return MUTANTS[name]
     module_name, _, attr = ref.partition(":")
     if not module_name or not attr:
         raise KillpointError(f"--engine wants module:factory, got {ref!r}")

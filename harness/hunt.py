@@ -91,15 +91,21 @@ def hunt_outcome(
     description: str = "",
     double_limit: int = 150,
     on_run: Callable[[RunResult], None] | None = None,
+    double: bool = True,
+    interleave: bool = True,
+    network: bool = True,
 ) -> HuntOutcome:
-    """Hunt `spec` over `scenarios` in a world of its own under `world_dir`."""
+    """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
+    whole phases of the plan, as they do for a campaign."""
     config = CampaignConfig(
         scenarios=list(scenarios),
         workdir=Path(world_dir),
         engine=spec,
         seed=seed,
+        double=double,
         double_limit=double_limit,
-        interleave=True,
+        interleave=interleave,
+        network=network,
         on_run=on_run,
     )
     campaign = Campaign(config)

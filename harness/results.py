@@ -6,7 +6,7 @@ different machines and merged into one report.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -67,9 +67,7 @@ class RunMeasures(_Model):
     migration_failures: int = 0
 
 
-RunKind = Literal[
-    "clean", "single", "double", "pair", "network", "named", "generated", "replay"
-]
+RunKind = Literal["clean", "single", "double", "pair", "network", "named", "generated", "replay"]
 
 
 class RunResult(_Model):
@@ -124,3 +122,32 @@ class CampaignResult(_Model):
     @property
     def violations(self) -> list[RunResult]:
         return [r for r in self.runs if r.valid is False]
+
+
+def hunt_report(outcomes: list[Any]) -> CampaignResult:
+    """A campaign result made of hunts: each caught engine's failing run, and the mutant table.
+
+    `outcomes` are `harness.hunt.HuntOutcome`s (typed loosely to keep this module import-free).
+    """
+    from datetime import UTC, datetime
+
+    runs = [o.run for o in outcomes if o.run is not None]
+    names = sorted({r.scenario for r in runs})
+    return CampaignResult(
+        engine="mutant hunt",
+        tier="inprocess",
+        backend="sqlite",
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        scenarios=[
+            ScenarioCoverage(
+                scenario=n,
+                boundaries_discovered=[],
+                boundaries_crashed=[],
+                runs=sum(1 for r in runs if r.scenario == n),
+                violations=sum(1 for r in runs if r.scenario == n),
+            )
+            for n in names
+        ],
+        runs=runs,
+        mutants=[o.result for o in outcomes],
+    )

@@ -170,3 +170,43 @@ def test_an_engine_outside_the_project_is_run_by_module_factory_and_its_bugs_fou
     assert ("single_effect", "w0 ship:transport.response_received") in found
     # and it never reads back what it did before declaring completion
     assert any(checker == "verified_completion" for checker, _ in found)
+
+
+def test_a_campaign_against_a_mutant_reports_its_violation_with_timeline_and_replay(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    report = tmp_path / "mutant.html"
+    code, out, _ = _run(runner, "run", "-s", "approval_refund", "--no-double", "--no-network",
+                        "--engine", "mutant:budgets_reset_on_restart", "--report", str(report),
+                        "--json", "--workdir", str(tmp_path))
+    assert code == 1
+    assert {v["checker"] for v in json.loads(out)["violations"]} == {"budget_preserved"}
+    page = report.read_text()
+    assert 'class="violation' in page and "timeline" in page
+    assert "killpoint replay " in page
+
+
+def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path: Path) -> None:
+    code, out, _ = _run(runner, "run", "-s", "approval_refund", "--no-double",
+                        "--no-interleave", "--no-network", "--mutants", "--json",
+                        "--workdir", str(tmp_path))
+    summary = json.loads(out)
+    caught = {m["mutant"]: m["caught"] for m in summary["mutants"]}
+    assert caught["budgets_reset_on_restart"] and caught["approvals_not_revalidated"]
+    assert code == (0 if all(caught.values()) else 1)
+
+
+def test_mutants_hunts_a_teams_own_engine(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken_engine.py").write_text(BROKEN_ENGINE)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(runner, "mutants", "-s", "research_publish", "--engine",
+                        "broken_engine:factory", "--json", "--report", "hunt.html")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert row["mutant"] == "broken_engine:factory"
+    # the smallest failing schedule in the plan: a named case, or the single crash that proves it
+    assert row["caught"] and row["checker"] in ("expected_recovery", "single_effect")
+    assert row["schedule"]["crashes"]
+    assert "timeline" in (tmp_path / "hunt.html").read_text()
