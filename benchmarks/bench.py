@@ -1,0 +1,247 @@
+"""killpoint benchmarks: one run, every comparison, reported as ratios.
+
+    .venv/bin/python benchmarks/bench.py [--quick] [--json PATH] [--pg URL | --no-pg]
+
+Prints a table of figures against the targets of issue 7 and, with --json, writes them for
+tools that track them over time. --quick runs a reduced version in under a minute. The machine
+is noisy, so comparisons are made in the same run; cycles per CPU-second are reported next to
+cycles per wall-second for the same reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))
+
+import commit_cost  # noqa: E402
+import cycles  # noqa: E402
+import detection  # noqa: E402
+from flow import make_scenario  # noqa: E402
+
+DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def _log(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    quick = args.quick
+    fig: dict[str, Any] = {"quick": quick}
+    scenario = make_scenario(10)
+
+    # 1. crash-recover cycles and enumerations -------------------------------------------
+    _log("in-process cycles on SQLite")
+    with cycles.sqlite_world(root / "sqlite") as world:
+        t = cycles.crash_cycles(world, scenario, 30 if quick else 180)
+        fig["inprocess_cycles_per_s"] = t.per_s
+        fig["inprocess_cycles_per_cpu_s"] = t.per_cpu_s
+        _log("single- and double-crash enumerations")
+        single = cycles.single_enumeration(world, scenario)
+        fig["single_crash_enumeration_s"] = single.wall_s
+        fig["single_crash_enumeration_runs"] = single.runs
+        double = cycles.double_enumeration(world, scenario, limit=30 if quick else None)
+        fig["double_crash_enumeration_s"] = double.wall_s
+        fig["double_crash_enumeration_runs"] = double.runs
+        fig["double_crash_enumeration_complete"] = not quick
+        fig["enumeration_violations"] = single.violations + double.violations
+    pg = None if args.no_pg else args.pg
+    if pg and cycles.postgres_available(pg):
+        _log("in-process cycles on PostgreSQL")
+        with cycles.postgres_world(root / "pg", pg) as world:
+            t = cycles.crash_cycles(world, scenario, 10 if quick else 90)
+            fig["inprocess_cycles_per_s_postgres"] = t.per_s
+            fig["inprocess_cycles_per_cpu_s_postgres"] = t.per_cpu_s
+    _log("SIGKILL cycles (forked workers, loopback HTTP)")
+    with cycles.real_world(root / "real") as world:
+        t = cycles.crash_cycles(world, scenario, 6 if quick else 45, cycles.real_runner())
+        fig["sigkill_cycles_per_s"] = t.per_s
+
+    # 2. checkpoint commit cost per step ------------------------------------------------------
+    _log("checkpoint commit cost: engine, LangGraph SqliteSaver, raw sqlite3")
+    n, runs = 10, 15 if quick else 60
+    engine_s, store = commit_cost.engine_per_step(root / "cost", n, runs)
+    body = len(store.checkpoints(f"wf-{n}-0")[-1].body)
+    store.close()
+    raw_s = commit_cost.raw_per_step(root / "cost", n, runs, body)
+    lg = commit_cost.langgraph_per_step(root / "cost", n, runs)
+    fig["engine_step_us"] = engine_s * 1e6
+    fig["raw_sqlite_step_us"] = raw_s * 1e6
+    fig["langgraph_step_us"] = lg["saver"] * 1e6
+    fig["langgraph_step_no_saver_us"] = lg["none"] * 1e6
+    fig["checkpoint_cost_ratio_vs_langgraph"] = engine_s / lg["saver"]
+    fig["checkpoint_cost_ratio_vs_raw_sqlite"] = engine_s / raw_s
+    fig["checkpoint_body_bytes"] = body
+
+    # 3. storage growth --------------------------------------------------------------------
+    _log("storage growth at 10, 100, 1000 steps")
+    steps = (10, 100, 1000)
+    eng = {s: commit_cost.engine_storage(root / "storage", s) for s in steps}
+    flat = {s: commit_cost.engine_storage(root / "storage-nokeep", s, keep=False) for s in steps}
+    lgs = {s: commit_cost.langgraph_storage(root / "storage-lg", s) for s in steps}
+    fig["storage_bytes_per_step"] = {str(s): eng[s]["bytes_per_step"] for s in steps}
+    fig["storage_rows_per_step"] = {str(s): eng[s]["rows_per_step"] for s in steps}
+    fig["storage_bytes_per_step_compacted"] = {
+        str(s): eng[s]["compacted_bytes_per_step"] for s in steps
+    }
+    fig["storage_bytes_per_step_no_outputs"] = {str(s): flat[s]["bytes_per_step"] for s in steps}
+    fig["storage_bytes_per_step_langgraph"] = {str(s): lgs[s]["bytes_per_step"] for s in steps}
+    fig["storage_rows_per_step_langgraph"] = {str(s): lgs[s]["rows_per_step"] for s in steps}
+    fig["storage_file_bytes_per_step"] = {str(s): eng[s]["file_bytes_per_step"] for s in steps}
+    fig["storage_file_bytes_per_step_langgraph"] = {
+        str(s): lgs[s]["file_bytes_per_step"] for s in steps
+    }
+
+    # 4. scaling ---------------------------------------------------------------------------
+    _log("scaling of the single-crash campaign with workflow length")
+    # whole campaigns up to 50 steps; at 200 steps (about 800 runs of 200 steps) a sample of
+    # evenly spaced singles, projected to the whole (quick: samples everywhere)
+    samples = {10: 8, 50: 8, 200: 4} if quick else {10: None, 50: None, 200: 40}
+    fig["scaling"] = {}
+    for length, sample in samples.items():
+        s = cycles.scaling(root / "scaling", length, sample)
+        fig["scaling"][str(length)] = {
+            "runs": s.runs,
+            "planned_runs": s.planned,
+            "wall_s": s.wall_s,
+            "projected_campaign_s": s.projected_s,
+            "s_per_run": s.wall_s / s.runs,
+            "peak_traced_mb": s.peak_traced_mb,
+            "max_rss_mb": s.max_rss_mb,
+        }
+
+    # 5. systematic against random -----------------------------------------------------------
+    _log("runs to detection: exhaustive against random kill timing")
+    fig.update(systematic_vs_random(root / "detect", quick))
+    return fig
+
+
+def systematic_vs_random(root: Path, quick: bool) -> dict[str, Any]:
+    from scenarios import CATALOGUE
+    from scenarios.mutants import MUTANTS
+
+    quick_set = ("only_conversation_saved", "fresh_idempotency_key_on_resume")
+    chosen = {k: v for k, v in MUTANTS.items() if not quick or k in quick_set}
+    scenarios = [make_scenario(10), CATALOGUE["order_saga"], CATALOGUE["email"]]
+    if quick:
+        scenarios = scenarios[:1]
+    seeds = 20
+    rows = [detection.detect(name, spec, scenarios, root, seeds) for name, spec in chosen.items()]
+    timed = [r for r in rows if r.exhaustive_runs and r.random_time_runs]
+    out: dict[str, Any] = {
+        "detection": [r.__dict__ for r in rows],
+        "detection_scenarios": [s.name for s in scenarios],
+        "detection_seeds": seeds,
+    }
+    if timed:
+        exhaustive = sum(r.exhaustive_runs or 0 for r in timed)
+        out["runs_to_detection_ratio_random_vs_exhaustive"] = (
+            sum(r.random_time_runs or 0 for r in timed) / exhaustive
+        )
+        out["runs_to_detection_ratio_random_hits_vs_exhaustive"] = (
+            sum(r.random_hits_runs or 0 for r in timed) / exhaustive
+        )
+    return out
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+TARGETS: list[tuple[str, str, str, Any]] = [
+    ("checkpoint_cost_ratio_vs_langgraph", "engine step / LangGraph SqliteSaver step", "<=", 0.5),
+    ("checkpoint_cost_ratio_vs_raw_sqlite", "engine step / raw sqlite3 floor", "<=", 2.0),
+    ("inprocess_cycles_per_s", "in-process crash-recover cycles/s (SQLite)", ">=", 300),
+    ("inprocess_cycles_per_cpu_s", "  … per CPU-second", ">=", 300),
+    ("inprocess_cycles_per_s_postgres", "in-process cycles/s (PostgreSQL)", "", None),
+    ("sigkill_cycles_per_s", "SIGKILL cycles/s (SQLite)", ">=", 50),
+    ("single_crash_enumeration_s", "single-crash enumeration, 10 steps (s)", "<", 1.0),
+    ("double_crash_enumeration_s", "double-crash enumeration, 10 steps (s)", "", None),
+    ("runs_to_detection_ratio_random_vs_exhaustive", "random / exhaustive runs", ">=", 10),
+    ("runs_to_detection_ratio_random_hits_vs_exhaustive", "  … random by hit count", "", None),
+]
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def _met(value: Any, op: str, target: Any) -> str:
+    if target is None or value is None:
+        return ""
+    ok = {"<=": value <= target, ">=": value >= target, "<": value < target}[op]
+    return "met" if ok else "MISSED"
+
+
+def table(fig: dict[str, Any]) -> str:
+    lines = [f"{'figure':<48} {'value':>10}  {'target':>8}  ", "-" * 78]
+    for key, label, op, target in TARGETS:
+        value = fig.get(key)
+        goal = f"{op} {target}" if target is not None else ""
+        lines.append(f"{label:<48} {_fmt(value):>10}  {goal:>8}  {_met(value, op, target)}")
+    lines.append("")
+    lines.append(
+        f"per step: engine {fig['engine_step_us']:.0f} µs, LangGraph+SqliteSaver "
+        f"{fig['langgraph_step_us']:.0f} µs (no saver {fig['langgraph_step_no_saver_us']:.0f} µs), "
+        f"raw sqlite3 {fig['raw_sqlite_step_us']:.0f} µs; checkpoint body "
+        f"{fig['checkpoint_body_bytes']} B"
+    )
+    lines.append(f"{'storage, bytes per step':<40} {'10':>9} {'100':>9} {'1000':>9}")
+    for key, label in (
+        ("storage_bytes_per_step", "engine (outputs kept)"),
+        ("storage_bytes_per_step_no_outputs", "engine (no outputs kept)"),
+        ("storage_bytes_per_step_compacted", "engine after compaction"),
+        ("storage_bytes_per_step_langgraph", "LangGraph SqliteSaver"),
+        ("storage_rows_per_step", "engine rows per step"),
+        ("storage_rows_per_step_langgraph", "LangGraph rows per step"),
+    ):
+        row = fig[key]
+        lines.append(f"  {label:<38} " + " ".join(f"{row[k]:>9.4g}" for k in ("10", "100", "1000")))
+    lines.append(
+        "scaling (single-crash campaign): steps, runs made/planned, wall s, projected s, s/run,"
+        " peak traced MB"
+    )
+    for steps, s in fig["scaling"].items():
+        lines.append(
+            f"  {steps:>5} {s['runs']:>5}/{s['planned_runs']:<5} {s['wall_s']:>8.2f}"
+            f" {s['projected_campaign_s']:>9.2f} {s['s_per_run']:>8.4f} {s['peak_traced_mb']:>8.1f}"
+        )
+    lines.append("runs to detection (exhaustive / random by time / random by hits):")
+    for row in fig["detection"]:
+        lines.append(
+            f"  {row['mutant']:<36} {_fmt(row['exhaustive_runs']):>6} "
+            f"{_fmt(row['random_time_runs']):>8} {_fmt(row['random_hits_runs']):>8}  {row['note']}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a reduced run, under a minute")
+    parser.add_argument("--json", metavar="PATH", help="write the figures as JSON")
+    parser.add_argument("--pg", default=os.environ.get("KILLPOINT_BENCH_PG_URL", DEFAULT_PG))
+    parser.add_argument("--no-pg", action="store_true", help="skip PostgreSQL")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="kp-bench-") as tmp:
+        fig = measure(args, Path(tmp))
+    fig["bench_wall_s"] = time.perf_counter() - started
+    print(table(fig))
+    print(f"\n(benchmark wall time {fig['bench_wall_s']:.0f} s)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(fig, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

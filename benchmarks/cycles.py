@@ -1,0 +1,225 @@
+"""Crash-recover cycles per second, the enumerations' wall time, and scaling with length.
+
+A cycle is one run of the benchmark workflow whose first worker is killed at one boundary and
+whose next worker recovers it to a terminal state (`run_schedule`, history collection
+included, the oracle not). The crash points cycle through every boundary the recording
+discovered, so a cycle is on average one whole workflow plus one recovery.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import resource
+import time
+import tracemalloc
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from flow import make_scenario
+from sqlalchemy import create_engine, text
+
+from harness.campaign import recovery_points, singles
+from harness.checkers import check_all
+from harness.history import History
+from harness.runner import run_schedule
+from harness.schedule import FaultSchedule
+from harness.world import World
+from scenarios.base import Scenario
+
+Runner = Callable[[World, Scenario, FaultSchedule], History]
+
+
+@dataclass
+class Throughput:
+    cycles: int
+    wall_s: float
+    cpu_s: float
+
+    @property
+    def per_s(self) -> float:
+        return self.cycles / self.wall_s
+
+    @property
+    def per_cpu_s(self) -> float:
+        return self.cycles / self.cpu_s if self.cpu_s else 0.0
+
+
+def recording(world: World, scenario: Scenario, runner: Runner = run_schedule) -> History:
+    return runner(world, scenario, FaultSchedule(scenario=scenario.name, run_id="clean"))
+
+
+def crash_cycles(
+    world: World,
+    scenario: Scenario,
+    cycles: int,
+    runner: Runner = run_schedule,
+    tag: str = "c",
+) -> Throughput:
+    """`cycles` runs, each crashed once (boundaries in turn) and recovered to terminal."""
+    schedules = [s for _, s in singles(scenario.name, recording(world, scenario, runner))]
+    plan = list(itertools.islice(itertools.cycle(schedules), cycles))
+    wall, cpu = time.perf_counter(), time.process_time()
+    for n, schedule in enumerate(plan):
+        history = runner(world, scenario, schedule.model_copy(update={"run_id": f"{tag}{n}"}))
+        if history.final_status != "completed":
+            raise RuntimeError(f"{schedule.describe()} ended {history.final_status}")
+    return Throughput(len(plan), time.perf_counter() - wall, time.process_time() - cpu)
+
+
+@dataclass
+class Enumeration:
+    runs: int
+    wall_s: float
+    violations: int
+    planned: int = 0  # runs the whole enumeration has (more than `runs` when sampled)
+
+    @property
+    def projected_s(self) -> float:
+        """The whole enumeration's time, from the runs made (itself when not sampled)."""
+        return self.wall_s * self.planned / self.runs if self.runs else 0.0
+
+
+def single_enumeration(
+    world: World, scenario: Scenario, tag: str = "e", sample: int | None = None
+) -> Enumeration:
+    """The exhaustive single-crash enumeration, recording run and oracle included; `sample`
+    runs only that many singles, evenly spaced, for a projection of the whole."""
+    wall = time.perf_counter()
+    rec = run_schedule(world, scenario, FaultSchedule(scenario=scenario.name, run_id=f"{tag}r"))
+    plan = [s for _, s in singles(scenario.name, rec)]
+    chosen = plan if sample is None or sample >= len(plan) else plan[:: -(-len(plan) // sample)]
+    runs, bad = 1, 0
+    for schedule in chosen:
+        history = run_schedule(world, scenario, _renamed(schedule, tag))
+        runs += 1
+        bad += any(v.valid is False for v in check_all(history, scenario.workflow))
+    return Enumeration(runs, time.perf_counter() - wall, bad, planned=1 + len(plan))
+
+
+def double_enumeration(
+    world: World, scenario: Scenario, limit: int | None = None, tag: str = "d"
+) -> Enumeration:
+    """Every single crash, then every hit of each single's first recovery crashed again
+    (exhaustive pairs; `limit` caps the number of pairs for --quick). Oracle included."""
+    wall = time.perf_counter()
+    rec = run_schedule(world, scenario, FaultSchedule(scenario=scenario.name, run_id=f"{tag}r"))
+    runs, bad = 1, 0
+    pairs: list[FaultSchedule] = []
+    for _, schedule in singles(scenario.name, rec):
+        history = run_schedule(world, scenario, _renamed(schedule, tag))
+        runs += 1
+        bad += any(v.valid is False for v in check_all(history, scenario.workflow))
+        for j, second in enumerate(recovery_points(history)):
+            pairs.append(
+                schedule.model_copy(
+                    update={
+                        "run_id": f"{tag}-{schedule.run_id}-{j}",
+                        "crashes": (*schedule.crashes, second),
+                    }
+                )
+            )
+    for schedule in pairs[:limit]:
+        history = run_schedule(world, scenario, schedule)
+        runs += 1
+        bad += any(v.valid is False for v in check_all(history, scenario.workflow))
+    return Enumeration(runs, time.perf_counter() - wall, bad)
+
+
+def _renamed(schedule: FaultSchedule, tag: str) -> FaultSchedule:
+    return schedule.model_copy(update={"run_id": f"{tag}-{schedule.run_id}"})
+
+
+@dataclass
+class Scaling:
+    steps: int
+    runs: int
+    planned: int
+    wall_s: float
+    projected_s: float
+    peak_traced_mb: float
+    max_rss_mb: float
+
+
+def scaling(root: Path, steps: int, sample: int | None = None) -> Scaling:
+    """The single-crash enumeration of a workflow of `steps` steps: its time and peak memory
+    (tracemalloc's peak of Python allocations; the process's max RSS so far as a bound)."""
+    scenario = make_scenario(steps)
+    world = World.open(root / f"scale-{steps}")
+    try:
+        gc.collect()
+        tracemalloc.start()
+        result = single_enumeration(world, scenario, sample=sample)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    finally:
+        world.close()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return Scaling(
+        steps, result.runs, result.planned, result.wall_s, result.projected_s, peak / 2**20, rss
+    )
+
+
+# -- worlds on each backend ------------------------------------------------------------------
+
+
+@contextmanager
+def sqlite_world(root: Path) -> Iterator[World]:
+    world = World.open(root)
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+@contextmanager
+def postgres_world(root: Path, url: str) -> Iterator[World]:
+    """A world on a fresh PostgreSQL schema (named in the URL's search_path, so a forked
+    worker's own `Store(url)` lands in it too), dropped afterwards."""
+    schema = f"kp_bench_{uuid.uuid4().hex[:10]}"
+    sep = "&" if "?" in url else "?"
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        world = World.open(root, f"{url}{sep}options=-csearch_path%3D{schema}")
+        try:
+            yield world
+        finally:
+            world.close()
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def postgres_available(url: str) -> bool:
+    try:
+        engine = create_engine(url, connect_args={"connect_timeout": 2})
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        engine.dispose()
+        return True
+    except Exception:
+        return False
+
+
+@contextmanager
+def real_world(root: Path, store_url: str | None = None) -> Iterator[World]:
+    """The real-death tier: forked workers that SIGKILL themselves, services over loopback."""
+    from harness.realtier import open_real_world
+
+    world = open_real_world(root, store_url)
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+def real_runner() -> Runner:
+    from harness.realtier import run_schedule_real
+
+    return run_schedule_real
