@@ -32,6 +32,7 @@ from harness.errors import (
     IntegrityError,
     OutcomeUnknown,
     UnknownWorkflowError,
+    WrongTenantError,
 )
 from harness.integrity import SecretRef, input_hash
 from harness.ledger import EffectExecutor, Rejected, Session, Stop
@@ -200,7 +201,8 @@ class Engine:
         try:
             cp = self.open(stored, key)
         except IntegrityError as exc:
-            self.store.quarantine(workflow_id, str(exc), self.clock.now())
+            if not isinstance(exc, WrongTenantError):  # another tenant's row is not ours to flag
+                self.store.quarantine(workflow_id, str(exc), self.clock.now())
             return Outcome(
                 workflow_id, RunStatus.QUARANTINED, stored.state, stored.sequence, str(exc)
             )

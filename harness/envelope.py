@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from harness.errors import IntegrityError
+from harness.errors import IntegrityError, WrongTenantError
 from harness.integrity import canonical_json, parse_sealed, seal, verify_seal
 from harness.migrations import upgrade
 from harness.model import Checkpoint, StoredCheckpoint
@@ -34,7 +34,7 @@ def seal_checkpoint(cp: Checkpoint, key: bytes) -> NewCheckpoint:
 
 def open_checkpoint(stored: StoredCheckpoint, key: bytes, tenant: str) -> Checkpoint:
     if stored.tenant != tenant:
-        raise IntegrityError(
+        raise WrongTenantError(
             f"checkpoint {stored.workflow_id}#{stored.sequence} belongs to tenant "
             f"{stored.tenant!r}, not {tenant!r}"
         )

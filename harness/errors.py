@@ -20,6 +20,10 @@ class IntegrityError(KillpointError):
     """A stored checkpoint failed its integrity, tenant or schema check; nothing of it was used."""
 
 
+class WrongTenantError(IntegrityError):
+    """The checkpoint belongs to another tenant: refused, and not ours to mark either."""
+
+
 class QuarantinedError(IntegrityError):
     """An old checkpoint cannot be migrated without inventing a security-relevant field."""
 

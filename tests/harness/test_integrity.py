@@ -130,6 +130,9 @@ def test_a_wrong_tenant_checkpoint_is_rejected(
     assert outcome.status is RunStatus.QUARANTINED
     assert "tenant" in outcome.reason
     assert [c.sequence for c in store.checkpoints("wf-1")] == [1]
+    # the intruder refused the run without marking it: it is the owner's, and still running
+    assert store.workflow("wf-1").status is RunStatus.RUNNING
+    assert engine.resume("wf-1").status is RunStatus.COMPLETED
 
 
 def test_a_checkpoint_copied_to_another_tenant_row_fails_its_seal(
