@@ -124,9 +124,10 @@ class CampaignRunner:
         opts = {**self.marker_kwargs, **options}
         chosen = _scenarios(scenarios or (opts.get("scenario") or self.marker_args))
         if not chosen:
-            raise pytest.UsageError(
+            pytest.fail(
                 "killpoint_campaign needs a scenario: @pytest.mark.killpoint(scenario=...) or "
-                "killpoint_campaign(scenario)"
+                "killpoint_campaign(scenario)",
+                pytrace=False,
             )
         s = self.settings
         engine_ref = opts.get("engine", s.engine)

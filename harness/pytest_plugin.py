@@ -383,9 +383,10 @@ def killpoint_campaign(
     args, kwargs = (marker.args, dict(marker.kwargs)) if marker else ((), {})
     unknown = set(kwargs) - MARKER_ARGS
     if unknown:
-        raise pytest.UsageError(
+        pytest.fail(
             f"@pytest.mark.killpoint got unknown arguments {sorted(unknown)}; "
-            f"it takes {sorted(MARKER_ARGS)}"
+            f"it takes {sorted(MARKER_ARGS)}",
+            pytrace=False,
         )
     from harness._pytest_campaigns import CampaignRunner
 
@@ -471,6 +472,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.section("killpoint")
     runs = sum(len(r.runs) for _, r in state.parts)
     bad = sum(len(r.violations) for _, r in state.parts)
-    terminalreporter.write_line(f"{len(state.parts)} campaigns, {runs} runs, {bad} violating")
+    n = len(state.parts)
+    terminalreporter.write_line(
+        f"{n} campaign{'s' if n != 1 else ''}, {runs} runs, {bad} violating"
+    )
     for line in state.written:
         terminalreporter.write_line(line)

@@ -234,6 +234,28 @@ def test_marker_on_a_catalogue_scenario_passes_and_runs_without_asking(
     result.stdout.fnmatch_lines(["*killpoint*", "3 campaigns, * runs, 0 violating"])
 
 
+def test_a_wrong_marker_fails_its_test_with_what_it_takes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.killpoint("email", doubles=False)
+        def test_typo(): pass
+
+        def test_no_scenario(killpoint_campaign):
+            killpoint_campaign()
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(errors=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*@pytest.mark.killpoint got unknown arguments *doubles*; it takes *double_limit*",
+            "*killpoint_campaign needs a scenario*",
+        ]
+    )
+
+
 def test_marker_runs_a_teams_own_scenario(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(OWN_SCENARIO)
     run(pytester).assert_outcomes(passed=1)
