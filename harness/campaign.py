@@ -144,7 +144,7 @@ class Campaign:
         shard = self.config.shard
         return CampaignResult(
             engine=self.config.engine.name,
-            tier="inprocess",
+            tier=self.config.tier,
             backend=self.world.store.url_for_humans,
             seed=self.config.seed,
             shard=f"{shard[0]}/{shard[1]}" if shard else None,

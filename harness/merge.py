@@ -1,7 +1,8 @@
 """Merging shard results: one campaign, as if it had run on one machine.
 
 Shards split the planned runs (every N-th from i), never a scenario's discovery, so every shard
-saw the same boundaries; a boundary counts as crashed when any shard crashed it.
+saw the same boundaries; a boundary counts as crashed when any shard crashed it. Parts that
+cover different scenarios (two test modules, say) merge side by side.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def merge_results(parts: list[CampaignResult]) -> CampaignResult:
     return first.model_copy(
         update={
             "shard": None,
-            "scenarios": [coverage[c.scenario] for c in first.scenarios],
+            "scenarios": list(coverage.values()),  # every part's scenarios, in first-seen order
             "runs": list(unique.values()),
             "duration_s": max(p.duration_s for p in parts),
             "mutants": [m for part in parts for m in part.mutants],

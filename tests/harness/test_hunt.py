@@ -13,7 +13,7 @@ from harness.schedule import load_schedule
 from scenarios import CATALOGUE
 from scenarios.mutants import MUTANTS
 
-ORDER = ["clean", "named", "single", "network", "double"]
+ORDER = ["clean", "named", "single", "network", "pair", "double"]
 
 
 def test_the_plan_runs_smallest_schedules_first(tmp_path: Path) -> None:
@@ -62,9 +62,10 @@ def test_stops_at_the_first_false_run_and_its_schedule_replays_false(tmp_path: P
     assert any(v.checker == result.checker and v.valid is False for v in verdicts)
 
 
-def test_a_campaign_runs_no_interleavings_unless_asked(tmp_path: Path) -> None:
+def test_a_campaign_runs_no_interleavings_when_told_not_to(tmp_path: Path) -> None:
     config = CampaignConfig(
-        scenarios=[CATALOGUE["handoff_incompatible"]], workdir=tmp_path, double_limit=3
+        scenarios=[CATALOGUE["handoff_incompatible"]], workdir=tmp_path, double_limit=3,
+        interleave=False,
     )
     campaign = Campaign(config)
     try:

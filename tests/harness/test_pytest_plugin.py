@@ -431,10 +431,5 @@ def test_plugin_module_imports_only_pytest_and_the_standard_library() -> None:
     assert _imported_by(load) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="harness/__init__.py imports the engine eagerly, so the entry point 'harness."
-    "pytest_plugin' loads it too; a lazy harness/__init__ (PEP 562 __getattr__) fixes it",
-)
 def test_loading_the_plugin_entry_point_imports_no_engine() -> None:
     assert _imported_by("import harness.pytest_plugin") == []
