@@ -143,6 +143,10 @@ def systematic_vs_random(root: Path, quick: bool) -> dict[str, Any]:
         "detection_scenarios": [s.name for s in scenarios],
         "detection_seeds": seeds,
     }
+    full, random_cover = detection.reference_coverage(scenarios[0], root, 10)
+    out["coverage_runs_exhaustive"] = full
+    out["coverage_runs_random"] = random_cover
+    out["coverage_ratio_random_vs_exhaustive"] = random_cover / full
     if timed:
         exhaustive = sum(r.exhaustive_runs or 0 for r in timed)
         out["runs_to_detection_ratio_random_vs_exhaustive"] = (
@@ -167,6 +171,12 @@ TARGETS: list[tuple[str, str, str, Any]] = [
     ("double_crash_enumeration_s", "double-crash enumeration, 10 steps (s)", "", None),
     ("runs_to_detection_ratio_random_vs_exhaustive", "random / exhaustive runs", ">=", 10),
     ("runs_to_detection_ratio_random_hits_vs_exhaustive", "  … random by hit count", "", None),
+    (
+        "coverage_ratio_random_vs_exhaustive",
+        "random / exhaustive runs to crash every boundary",
+        "",
+        None,
+    ),
 ]
 
 

@@ -23,10 +23,11 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.campaign import singles
 from harness.checkers import check_all
-from harness.history import History
+from harness.history import History, WorkerRecord
 from harness.killswitch import Hit
 from harness.runner import REFERENCE, EngineSpec, Run
 from harness.schedule import FaultSchedule
@@ -44,9 +45,16 @@ class _TimedRun(Run):
         self.walls: list[tuple[int, float]] = []
         self.t0 = time.perf_counter()
 
+        self.ends: dict[int, float] = {}
+
     def record(self, hit: Hit) -> None:
         self.walls.append((hit.worker, time.perf_counter() - self.t0))
         super().record(hit)
+
+    def run_worker(self, worker: int, hook_wrap: Any = None) -> WorkerRecord:
+        record = super().run_worker(worker, hook_wrap)
+        self.ends[worker] = time.perf_counter() - self.t0
+        return record
 
 
 def _run(
@@ -58,9 +66,7 @@ def _run(
     run = _TimedRun(world, scenario, schedule, spec)
     history = run.execute()
     offsets = [t for worker, t in run.walls if worker == 0]
-    if run.workers:
-        first = min(run.workers, key=lambda w: w.worker)
-        offsets.append(first.wall_s)
+    offsets.append(run.ends.get(0, offsets[-1] if offsets else 0.0))
     return history, offsets
 
 
@@ -82,8 +88,7 @@ def tabulate(world: World, scenario: Scenario, spec: EngineSpec, tag: str) -> Ta
     clean = FaultSchedule(scenario=scenario.name, run_id=f"{tag}-clean")
     history, offsets = _run(world, scenario, clean, spec)
     # wall-time weight of hit i: from it to the next hit (the last one: to the worker's end)
-    hits = offsets[:-1]
-    end = offsets[-1] if len(offsets) > len(hits) else (hits[-1] if hits else 0.0)
+    hits, end = offsets[:-1], offsets[-1]
     weights = [
         (hits[i + 1] if i + 1 < len(hits) else end) - (0.0 if i == 0 else hits[i])
         for i in range(len(hits))
@@ -155,11 +160,29 @@ def detect(
     return Detection(name, exhaustive, by_time, by_hits)
 
 
-def reference_check(scenarios: list[Scenario], root: Path) -> int:
-    """Runs of the reference engine the oracle judges false (should be 0)."""
+def reference_coverage(scenario: Scenario, root: Path, seeds: int) -> tuple[int, float]:
+    """(runs the exhaustive enumeration makes, mean random kills to crash every boundary once)
+    for the reference engine on one scenario."""
     world = World.open(root / "reference")
     try:
-        tables = [tabulate(world, s, REFERENCE, "ref") for s in scenarios]
+        table = tabulate(world, scenario, REFERENCE, "ref")
     finally:
         world.close()
-    return sum(t.clean_caught + sum(t.caught) for t in tables)
+    return 1 + len(table.caught), coverage_runs(table, seeds)
+
+
+def coverage_runs(table: Table, seeds: int) -> float:
+    """Mean random kills (by wall time) until every boundary has been crashed at least once."""
+    n, total = len(table.weights), sum(table.weights)
+    results = []
+    for seed in range(seeds):
+        rng, seen, runs = random.Random(seed), set(), 0
+        while len(seen) < n and runs < CAP * 10:
+            runs += 1
+            t, i = rng.random() * total, 0
+            while i < n - 1 and t >= table.weights[i]:
+                t -= table.weights[i]
+                i += 1
+            seen.add(i)
+        results.append(runs)
+    return statistics.mean(results)

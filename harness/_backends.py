@@ -63,6 +63,7 @@ def _sqlite_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # straight to the driver: the statement needs none of SQLAlchemy's execution machinery
+        conn.connection.driver_connection.execute("BEGIN IMMEDIATE")
 
     return engine

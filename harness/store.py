@@ -13,10 +13,12 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, insert, select, text, update
+from sqlalchemy import Connection, Engine, Update, bindparam, delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError as SqlIntegrityError
+from sqlalchemy.sql.elements import ClauseElement
 
 from harness import _schema as t
 from harness._backends import build_engine, resolve_url
@@ -118,11 +120,7 @@ class Store:
 
     def workflow(self, workflow_id: str) -> WorkflowRecord:
         with self.engine.connect() as conn:
-            row = (
-                conn.execute(select(t.workflows).where(t.workflows.c.workflow_id == workflow_id))
-                .mappings()
-                .first()
-            )
+            row = conn.execute(_WORKFLOW, {"workflow_id": workflow_id}).mappings().first()
         if row is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r} in {self.url_for_humans}")
         fields = dict(row)
@@ -202,18 +200,33 @@ class Store:
     ) -> None:
         """Fence a write: move the workflow row only if our token, lease and view still hold."""
         w = t.workflows.c
-        stmt = (
-            update(t.workflows)
-            .where(w.workflow_id == lease.workflow_id)
-            .where(w.fencing_token == lease.token)
-            .where(w.lease_owner == lease.owner)
-            .where(w.lease_expires_at > now)
-        )
-        if expect_sequence is not None:
-            stmt = stmt.where(w.sequence == expect_sequence)
         if extend_to is not None:
             values["lease_expires_at"] = extend_to
-        if conn.execute(stmt.values(updated_at=now, **values)).rowcount == 1:
+        values["updated_at"] = now
+        if any(isinstance(v, ClauseElement) for v in values.values()):
+            stmt = (
+                update(t.workflows)
+                .where(w.workflow_id == lease.workflow_id)
+                .where(w.fencing_token == lease.token)
+                .where(w.lease_owner == lease.owner)
+                .where(w.lease_expires_at > now)
+            )
+            if expect_sequence is not None:
+                stmt = stmt.where(w.sequence == expect_sequence)
+            moved = conn.execute(stmt.values(**values)).rowcount
+        else:  # the hot path: one statement object per shape, compiled once
+            params = {f"v_{k}": v for k, v in values.items()}
+            params.update(
+                g_workflow_id=lease.workflow_id,
+                g_token=lease.token,
+                g_owner=lease.owner,
+                g_now=now,
+            )
+            if expect_sequence is not None:
+                params["g_sequence"] = expect_sequence
+            shape = _guarded_update(expect_sequence is not None, tuple(sorted(values)))
+            moved = conn.execute(shape, params).rowcount
+        if moved == 1:
             return
         row = conn.execute(
             select(w.fencing_token, w.lease_owner, w.lease_expires_at, w.sequence).where(
@@ -250,33 +263,20 @@ class Store:
                 **_position(cp),
             )
             try:
-                conn.execute(insert(t.checkpoints).values(**_checkpoint_row_new(lease, cp, now)))
+                conn.execute(_INSERT_CHECKPOINT, _checkpoint_row_new(lease, cp, now))
             except SqlIntegrityError as exc:
                 raise ConflictError(
                     f"checkpoint {cp.sequence} of {lease.workflow_id!r} already exists"
                 ) from exc
 
     def latest_checkpoint(self, workflow_id: str) -> StoredCheckpoint | None:
-        c = t.checkpoints.c
         with self.engine.connect() as conn:
-            row = (
-                conn.execute(
-                    select(t.checkpoints)
-                    .where(c.workflow_id == workflow_id)
-                    .order_by(c.sequence.desc())
-                    .limit(1)
-                )
-                .mappings()
-                .first()
-            )
+            row = conn.execute(_LATEST_CHECKPOINT, {"workflow_id": workflow_id}).mappings().first()
         return None if row is None else StoredCheckpoint.model_validate(dict(row))
 
     def checkpoints(self, workflow_id: str) -> list[StoredCheckpoint]:
-        c = t.checkpoints.c
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(t.checkpoints).where(c.workflow_id == workflow_id).order_by(c.sequence)
-            ).mappings()
+            rows = conn.execute(_CHECKPOINTS, {"workflow_id": workflow_id}).mappings()
             return [StoredCheckpoint.model_validate(dict(r)) for r in rows]
 
     def compacted_below(self, workflow_id: str) -> int:
@@ -341,24 +341,22 @@ class Store:
         attempt: bool = False,
     ) -> EffectRecord:
         """Move one ledger row between statuses; `attempt` also spends one durable attempt."""
-        e = t.effects.c
         with self._tx() as conn:
             extra: dict[str, Any] = {}
             if attempt:
                 extra["attempts_left"] = t.workflows.c.attempts_left - 1
             self._guard(conn, lease, now, **extra)
-            values: dict[str, Any] = {"status": status.value, "updated_at": now, "reason": reason}
+            params: dict[str, Any] = {
+                "v_status": status.value,
+                "v_updated_at": now,
+                "v_reason": reason,
+                "e_workflow_id": lease.workflow_id,
+                "e_operation_id": operation_id,
+                "e_expect": [s.value for s in expect],
+            }
             if receipt is not None:
-                values["receipt"] = receipt.model_dump_json()
-            if attempt:
-                values["attempts"] = e.attempts + 1
-            moved = conn.execute(
-                update(t.effects)
-                .where(e.workflow_id == lease.workflow_id)
-                .where(e.operation_id == operation_id)
-                .where(e.status.in_([s.value for s in expect]))
-                .values(**values)
-            ).rowcount
+                params["v_receipt"] = receipt.model_dump_json()
+            moved = conn.execute(_effect_update(receipt is not None, attempt), params).rowcount
             if not moved:
                 current = _effect(conn, lease.workflow_id, operation_id)
                 raise ConflictError(
@@ -371,13 +369,8 @@ class Store:
         return result
 
     def effects(self, workflow_id: str) -> list[EffectRecord]:
-        e = t.effects.c
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(t.effects)
-                .where(e.workflow_id == workflow_id)
-                .order_by(e.created_at, e.operation_id)
-            ).mappings()
+            rows = conn.execute(_EFFECTS, {"workflow_id": workflow_id}).mappings()
             return [_effect_record(r) for r in rows]
 
     def effect_log(self, workflow_id: str) -> list[EffectLogRow]:
@@ -553,16 +546,8 @@ def _effect_row(record: EffectRecord, now: float) -> dict[str, Any]:
 
 
 def _effect(conn: Connection, workflow_id: str, operation_id: str) -> EffectRecord | None:
-    e = t.effects.c
-    row = (
-        conn.execute(
-            select(t.effects)
-            .where(e.workflow_id == workflow_id)
-            .where(e.operation_id == operation_id)
-        )
-        .mappings()
-        .first()
-    )
+    params = {"workflow_id": workflow_id, "operation_id": operation_id}
+    row = conn.execute(_EFFECT, params).mappings().first()
     return None if row is None else _effect_record(row)
 
 
@@ -587,13 +572,82 @@ def _log(
     detail: str = "",
 ) -> None:
     conn.execute(
-        insert(t.effect_log).values(
-            workflow_id=lease.workflow_id,
-            operation_id=operation_id,
-            status=status.value,
-            fencing_token=lease.token,
-            attempt=attempt,
-            at=now,
-            detail=detail,
-        )
+        _INSERT_LOG,
+        {
+            "workflow_id": lease.workflow_id,
+            "operation_id": operation_id,
+            "status": status.value,
+            "fencing_token": lease.token,
+            "attempt": attempt,
+            "at": now,
+            "detail": detail,
+        },
+    )
+
+
+# -- statements built once -------------------------------------------------------------------
+# Building a Core statement and computing its cache key costs more than SQLite takes to run
+# it; the hot paths reuse these objects, so SQLAlchemy compiles each shape once per engine.
+
+_INSERT_CHECKPOINT = insert(t.checkpoints)
+_INSERT_LOG = insert(t.effect_log)
+_LATEST_CHECKPOINT = (
+    select(t.checkpoints)
+    .where(t.checkpoints.c.workflow_id == bindparam("workflow_id"))
+    .order_by(t.checkpoints.c.sequence.desc())
+    .limit(1)
+)
+_CHECKPOINTS = (
+    select(t.checkpoints)
+    .where(t.checkpoints.c.workflow_id == bindparam("workflow_id"))
+    .order_by(t.checkpoints.c.sequence)
+)
+_EFFECTS = (
+    select(t.effects)
+    .where(t.effects.c.workflow_id == bindparam("workflow_id"))
+    .order_by(t.effects.c.created_at, t.effects.c.operation_id)
+)
+_EFFECT = (
+    select(t.effects)
+    .where(t.effects.c.workflow_id == bindparam("workflow_id"))
+    .where(t.effects.c.operation_id == bindparam("operation_id"))
+)
+_WORKFLOW = select(t.workflows).where(t.workflows.c.workflow_id == bindparam("workflow_id"))
+
+
+@cache
+def _guarded_update(expect_sequence: bool, keys: tuple[str, ...]) -> Update:
+    """The fenced UPDATE of `_guard` for one set of columns, with every value a parameter."""
+    w = t.workflows.c
+    stmt = (
+        update(t.workflows)
+        .where(w.workflow_id == bindparam("g_workflow_id"))
+        .where(w.fencing_token == bindparam("g_token"))
+        .where(w.lease_owner == bindparam("g_owner"))
+        .where(w.lease_expires_at > bindparam("g_now"))
+    )
+    if expect_sequence:
+        stmt = stmt.where(w.sequence == bindparam("g_sequence"))
+    return stmt.values({k: bindparam(f"v_{k}") for k in keys})
+
+
+@cache
+def _effect_update(receipt: bool, attempt: bool) -> Update:
+    """The status move of `mark_effect`, guarded by the statuses it expects."""
+    e = t.effects.c
+    values: dict[str, Any] = {
+        "status": bindparam("v_status"),
+        "updated_at": bindparam("v_updated_at"),
+        "reason": bindparam("v_reason"),
+    }
+    if receipt:
+        values["receipt"] = bindparam("v_receipt")
+    if attempt:
+        values["attempts"] = e.attempts + 1
+    return (
+        update(t.effects)
+        .where(e.workflow_id == bindparam("e_workflow_id"))
+        .where(e.operation_id == bindparam("e_operation_id"))
+        .where(e.status.in_(bindparam("e_expect", expanding=True)))
+        .values(values)
     )
