@@ -130,23 +130,33 @@ def _print_summary(result: CampaignResult, as_json: bool, written: list[str]) ->
         console.print(f"[red]✗[/red] {v['scenario']} [{v['checker']}] {v['summary']}")
         if v["schedule_file"]:
             console.print(f"    replay: killpoint replay {v['schedule_file']}")
-    metrics = summary["metrics"]
+    from reports import campaign_metrics
+
+    m = campaign_metrics(result)
+    figures = [
+        f"resume success {_pct(m.resume_success.value)}",
+        f"duplicate effects {_pct(m.duplicate_effects.value)}",
+        f"needs review {_pct(m.needs_review.value)}",
+        f"within budget {_pct(m.within_budget.value)}",
+        f"recovery p50 {_num(m.recovery_time.steps.p50)} steps",
+        f"boundaries crashed {m.coverage.crashed}/{m.coverage.discovered}",
+    ]
+    if m.mutation_score is not None:
+        figures.append(f"mutants caught {m.mutation_score.count}/{m.mutation_score.of}")
     console.print(
-        f"{len(result.runs)} runs in {result.duration_s:.1f}s; "
-        f"{len(result.violations)} violating; metrics: "
-        f"{', '.join(f'{k}={_short(v)}' for k, v in list(metrics.items())[:6])}"
+        f"{len(result.runs)} runs in {result.duration_s:.1f}s, "
+        f"{len(result.violations)} violating; " + ", ".join(figures)
     )
     for line in written:
         console.print(line)
 
 
-def _short(value: Any) -> str:
-    if isinstance(value, dict):
-        inner = value.get("value", value.get("p50"))
-        return (
-            "n/a" if inner is None else f"{inner:.3g}" if isinstance(inner, float) else str(inner)
-        )
-    return str(value)
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:g}"
 
 
 @app.command()
