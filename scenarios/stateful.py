@@ -15,12 +15,15 @@ Usage::
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import itertools
 import os
 import shutil
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,7 +31,7 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from fake_services import FaultPlan, InProcessServices
+from fake_services import FaultPlan, InProcessServices, ServiceClock
 from fake_services.faults import FaultMode, FaultRule
 from harness.checkers import CHECKERS
 from harness.history import History, WorkerRecord
@@ -43,7 +46,8 @@ from harness.schedule import (
     Tamper,
     save_schedule,
 )
-from harness.world import World
+from harness.store import Store
+from harness.world import EPOCH, SharedTime, World, ensure_key
 from scenarios import get
 from scenarios.strategies import (
     TAMPER_KINDS,
@@ -125,21 +129,31 @@ class KillpointMachine(RuleBasedStateMachine):
         super().__init__()
         self.scenario = get(self.scenario_name)
         self.found = discover(self.scenario, self.engine)
+        # a fresh world per example (its own services, clock from the epoch, artifact folder),
+        # over one store per process: runs are apart by run id, and building the schema for
+        # every example would cost more than the example
         self.root = Path(tempfile.mkdtemp(prefix="killpoint-machine-"))
-        self.world = World.open(self.root)
-        services = self.world.services
-        assert isinstance(services, InProcessServices), "the machine runs in process"
+        clock = ServiceClock(start=EPOCH)
+        services = InProcessServices(clock=clock)
+        self.world = World(
+            workdir=self.root,
+            store=_shared_store(),
+            services=services,
+            clock=SharedTime(clock),
+            secret=ensure_key(),
+        )
         self.tally = _DecisionTally(services)
-        services.reset()
+        run_id = f"stateful-{next(_RUNS)}"
         self.run = Run(
             self.world,
             self.scenario,
-            FaultSchedule(scenario=self.scenario.name, run_id="stateful"),
+            FaultSchedule(scenario=self.scenario.name, run_id=run_id),
             self.engine,
         )
         self.next_worker = 0
         self.done = False  # the last worker (or pair) stopped in a terminal state
         self.failed = False
+        self.judged = 0  # workers the oracle has seen
 
     # -- the schedule, as built so far -----------------------------------------------------
 
@@ -284,8 +298,9 @@ class KillpointMachine(RuleBasedStateMachine):
     @invariant()
     def oracle_holds(self) -> None:
         """Safety, on the history so far, after every step."""
-        if self.failed or self.next_worker == 0:
-            return
+        if self.failed or self.next_worker == self.judged:
+            return  # nothing ran since the last judgement: the history is the same
+        self.judged = self.next_worker
         history = self.run.history()
         verdicts = [check(history, self.scenario.workflow) for check in SAFETY.values()]
         if any(v.valid is False for v in verdicts):
@@ -300,7 +315,7 @@ class KillpointMachine(RuleBasedStateMachine):
                     self._report(history, verdicts)
                 self.finished(history)
         finally:
-            self.world.close()
+            self.world.services.close()
             shutil.rmtree(self.root, ignore_errors=True)
 
     def finished(self, history: History) -> None:
@@ -340,6 +355,18 @@ class KillpointMachine(RuleBasedStateMachine):
         note(f"fault schedule ({schedule.describe()}):\n{text}")
         note(f"replay with:\n    killpoint replay {path}{engine}")
         raise AssertionError("oracle violated: " + "; ".join(broken))
+
+
+_RUNS = itertools.count()
+
+
+@cache
+def _shared_store() -> Store:
+    root = Path(tempfile.mkdtemp(prefix="killpoint-machines-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    store = Store(f"sqlite:///{root / 'store.sqlite'}")
+    atexit.register(store.close)
+    return store
 
 
 def _terminal(status: str | None) -> bool:

@@ -122,3 +122,29 @@ def checkpoint_key(monkeypatch: pytest.MonkeyPatch) -> bytes:
     """The HMAC key, held only in the environment as the engine's secret reference expects."""
     monkeypatch.setenv("KILLPOINT_CHECKPOINT_KEY", TEST_KEY)
     return TEST_KEY.encode()
+
+
+# -- Hypothesis profiles (stateful exploration: scenarios/stateful.py) -------------------------
+# `ci` is bounded and derandomized so CI is stable; `thorough` is for hunting on demand. Pick one
+# with HYPOTHESIS_PROFILE=thorough, or `pytest --hypothesis-profile=thorough` (Hypothesis's own
+# pytest plugin loads it after this file). A failure prints its `@reproduce_failure` blob.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "ci",
+    max_examples=25,
+    stateful_step_count=8,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=400,
+    stateful_step_count=25,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -23,8 +23,8 @@ TestResearchPublish = machine_for("research_publish").TestCase
 TestApprovalRefund = machine_for("approval_refund").TestCase
 
 FIXED = settings(
-    max_examples=60,
-    stateful_step_count=8,
+    max_examples=100,
+    stateful_step_count=4,
     deadline=None,
     derandomize=True,
     database=None,
@@ -64,7 +64,7 @@ def test_the_machine_and_run_schedule_give_the_same_history(tmp_path: Path) -> N
 
 def _mutant() -> EngineSpec:
     mutants = pytest.importorskip("scenarios.mutants")
-    spec: EngineSpec = mutants.MUTANTS["fresh_idempotency_key_on_resume"]
+    spec: EngineSpec = mutants.MUTANTS["only_conversation_saved"]
     return spec
 
 
