@@ -16,8 +16,10 @@ from sqlalchemy import select, update
 
 from harness import _schema as t
 from harness.artifacts import FolderArtifacts
-from harness.errors import KillpointError
+from harness.errors import IntegrityError, KillpointError
 from harness.integrity import SecretRef, canonical_json, seal
+from harness.migrations import upgrade
+from harness.model import SCHEMA_VERSION
 from harness.store import Store
 
 OTHER_TENANT = "tenant-from-elsewhere"
@@ -37,12 +39,14 @@ def tamper_latest(store: Store, workflow_id: str, kind: str, secret: SecretRef) 
         ).first()
         if row is None:
             raise KillpointError(f"no checkpoint of {workflow_id!r} to tamper with")
-        conn.execute(
-            update(t.checkpoints)
-            .where(c.workflow_id == workflow_id)
-            .where(c.sequence == row.sequence)
-            .values(**_altered(kind, row.body, row.tenant, secret))
-        )
+        values = _altered(kind, row.body, row.tenant, secret)
+        if values:
+            conn.execute(
+                update(t.checkpoints)
+                .where(c.workflow_id == workflow_id)
+                .where(c.sequence == row.sequence)
+                .values(**values)
+            )
         return int(row.sequence)
 
 
@@ -55,6 +59,11 @@ def _altered(kind: str, body: bytes, tenant: str, secret: SecretRef) -> dict[str
     if kind == "wrong_tenant":
         return {"tenant": OTHER_TENANT}
     doc = json.loads(body)
+    if kind in ("legacy_v2", "legacy_unsafe") and doc.get("schema_version") != SCHEMA_VERSION:
+        try:  # altered before: rewrite it from what it migrates to, if it still does
+            doc = upgrade(doc)
+        except IntegrityError:
+            return {}  # already unusable; a second alteration changes nothing
     if kind == "unsupported_schema":
         doc["schema_version"] = 99
     elif kind == "legacy_v2":

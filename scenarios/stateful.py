@@ -350,11 +350,18 @@ class KillpointMachine(RuleBasedStateMachine):
         path = save_schedule(schedule, folder / f"{schedule.scenario}-{digest}.json")
         failure = Failure(schedule, history, verdicts, path)
         type(self).failures.append(failure)
-        engine = "" if self.engine is REFERENCE else f"  # engine under test: {self.engine.name}"
+        engine = "" if self.engine is REFERENCE else f" --engine {engine_ref(self.engine)}"
         broken = [f"{v.checker}: {v.summary}" for v in verdicts if v.valid is False]
         note(f"fault schedule ({schedule.describe()}):\n{text}")
         note(f"replay with:\n    killpoint replay {path}{engine}")
         raise AssertionError("oracle violated: " + "; ".join(broken))
+
+
+def engine_ref(spec: EngineSpec) -> str:
+    """How `--engine` names this engine: a mutant by name, anything else as loaded."""
+    from scenarios.mutants import MUTANTS
+
+    return f"mutant:{spec.name}" if MUTANTS.get(spec.name) is spec else spec.name
 
 
 _RUNS = itertools.count()

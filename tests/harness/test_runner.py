@@ -11,7 +11,14 @@ from harness.checkers import check_all
 from harness.errors import KillpointError
 from harness.results import combine
 from harness.runner import run_schedule
-from harness.schedule import FaultSchedule, HitPoint, Interleave, load_schedule, save_schedule
+from harness.schedule import (
+    FaultSchedule,
+    HitPoint,
+    Interleave,
+    Tamper,
+    load_schedule,
+    save_schedule,
+)
 from harness.world import World
 
 
@@ -83,3 +90,19 @@ def test_a_schedule_file_that_is_not_a_schedule_is_a_clear_error(tmp_path: Path)
         load_schedule(bad)
     with pytest.raises(KillpointError, match="cannot read schedule"):
         load_schedule(tmp_path / "missing.json")
+
+
+def test_a_checkpoint_altered_twice_is_judged_on_what_it_became(world: World) -> None:
+    """A second tampering rewrites what the first left, or leaves an unusable row alone."""
+    crashes = (HitPoint(worker=0, step="ship", boundary="step.begin"),
+               HitPoint(worker=1, step="ship", boundary="step.begin"))
+    for first, second, status in (("legacy_v2", "legacy_v2", "completed"),
+                                  ("legacy_unsafe", "legacy_v2", "quarantined")):
+        schedule = FaultSchedule(
+            scenario="order_saga", run_id=f"twice-{first}-{second}".replace("_", "-"),
+            crashes=crashes,
+            tamper=(Tamper(after_worker=0, kind=first), Tamper(after_worker=1, kind=second)),
+        )
+        history = run_schedule(world, scenarios.get("order_saga"), schedule)
+        assert history.final_status == status, (first, second)
+        assert combine(check_all(history, scenarios.get("order_saga").workflow)) is True
