@@ -6,8 +6,9 @@ again after a crash sees exactly what its first run saw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from pydantic import JsonValue
 
@@ -17,6 +18,31 @@ from harness.errors import ArtifactError
 from harness.model import ArtifactRef, EffectRecord
 
 
+class LazyEffects(Sequence[EffectRecord]):
+    """The ledger's rows, read from the store on first use: most steps never look at them."""
+
+    def __init__(self, load: Callable[[], Iterable[EffectRecord]]) -> None:
+        self._load = load
+        self._rows: tuple[EffectRecord, ...] | None = None
+
+    def _all(self) -> tuple[EffectRecord, ...]:
+        if self._rows is None:
+            self._rows = tuple(self._load())
+        return self._rows
+
+    @overload
+    def __getitem__(self, index: int) -> EffectRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[EffectRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> EffectRecord | Sequence[EffectRecord]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 @dataclass(frozen=True)
 class StepContext:
     workflow_id: str
@@ -24,7 +50,7 @@ class StepContext:
     input: Mapping[str, JsonValue]
     outputs: Mapping[str, JsonValue]
     artifact_refs: Mapping[str, ArtifactRef]
-    effects: tuple[EffectRecord, ...]
+    effects: Sequence[EffectRecord]
     store: ArtifactStore
     hook: BoundaryHook
     now: float

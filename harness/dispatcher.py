@@ -24,7 +24,7 @@ from harness.boundaries import BoundaryHook, no_hook
 from harness.budget import BudgetLimits, at_time, initial_budget, spend
 from harness.clock import Clock
 from harness.compat import CompatibilityPolicy
-from harness.context import StepContext
+from harness.context import LazyEffects, StepContext
 from harness.envelope import open_checkpoint, seal_checkpoint
 from harness.errors import (
     ArtifactError,
@@ -343,7 +343,7 @@ class Engine:
             input=cp.input,
             outputs=cp.outputs,
             artifact_refs={a.produced_by: a for a in cp.artifacts},
-            effects=tuple(self.store.effects(cp.workflow_id)),
+            effects=LazyEffects(lambda: self.store.effects(cp.workflow_id)),
             store=self.artifacts,
             hook=self.hook,
             now=self.clock.now(),

@@ -83,7 +83,8 @@ def check_sequence(history: History, workflow: Workflow) -> Verdict:
                 [_cite(a), _cite(b)],
                 _refs(a, b),
             )
-        if b.run_id != a.run_id and not (
+        # an untrusted checkpoint shows only its row, not the lineage decision it claims
+        if b.trusted and b.run_id != a.run_id and not (
             b.decision in ("branch", "restart") and b.parent_run_id == a.run_id
         ):
             return violated(

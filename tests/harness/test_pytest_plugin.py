@@ -326,7 +326,12 @@ def test_session_report_and_junit_are_written_side_by_side(pytester: pytest.Pyte
     result.stdout.fnmatch_lines(["report: *report.html", "junit: *j.xml"])
 
 
-def test_under_xdist_only_the_controller_writes_the_report(pytester: pytest.Pytester) -> None:
+def test_under_xdist_only_the_controller_writes_the_report(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # when this suite itself runs under xdist, its worker's name must not leak into the inner run
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
     pytester.makeconftest(
         """
         import os

@@ -9,9 +9,12 @@ import pytest
 import scenarios
 from harness.checkers import check_all
 from harness.errors import KillpointError
+from harness.model import Versions
 from harness.results import combine
 from harness.runner import run_schedule
 from harness.schedule import (
+    ClockJump,
+    Deploy,
     FaultSchedule,
     HitPoint,
     Interleave,
@@ -106,3 +109,23 @@ def test_a_checkpoint_altered_twice_is_judged_on_what_it_became(world: World) ->
         history = run_schedule(world, scenarios.get("order_saga"), schedule)
         assert history.final_status == status, (first, second)
         assert combine(check_all(history, scenarios.get("order_saga").workflow)) is True
+
+
+def test_a_branch_that_is_then_tampered_is_not_taken_for_a_fork(world: World) -> None:
+    """Found by the thorough Hypothesis profile: the oracle must not read lineage from a
+    checkpoint it cannot trust (only its row is shown), or a branch looks like a fork."""
+    schedule = FaultSchedule(
+        scenario="research_publish", run_id="branch-then-tamper",
+        crashes=(HitPoint(worker=1, step="validate_brief", boundary="step.begin"),),
+        clock_jumps=(ClockJump(at=HitPoint(worker=0, step=None, boundary="lease.acquired"),
+                               seconds=31.0),),
+        tamper=(Tamper(after_worker=1, kind="flip_byte"),),
+        deploys=(Deploy(from_worker=1, versions=Versions(
+            plan="publish-flow@5", prompt="prompt@1+deploy", model_contract="contract@1",
+            tool_schema="tools@1")),),
+    )
+    history = run_schedule(world, scenarios.get("research_publish"), schedule)
+    assert history.final_status == "quarantined"
+    assert [c.trusted for c in history.checkpoints][-1] is False
+    verdicts = check_all(history, scenarios.get("research_publish").workflow)
+    assert combine(verdicts) is True, [v for v in verdicts if v.valid is not True]
