@@ -192,7 +192,8 @@ class RealRun(Run):
             self._hits_fd = os.open(hits_path, flags, 0o600)
             self._grants_fd = os.open(grants_path, flags, 0o600)
             self._journal = Journal.open(self.world.services.journal.path)
-            self.world.store = Store(self.world.store.url)  # never the parent's connections
+            # the parent's engine, compiled statements and all, without its open connections
+            self.world.store.after_fork()
             result: dict[str, Any]
             try:
                 engine, http, _, _ = self.build(worker)
