@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 from uuid import uuid4
 
 from pydantic import JsonValue
@@ -47,10 +46,11 @@ from harness.model import (
     Lineage,
     PendingWork,
     RunStatus,
+    StoredCheckpoint,
     Versions,
     WorkflowRecord,
 )
-from harness.store import Store
+from harness.store import Lease, Store
 from harness.workflow import Step, StepKind, Transition, Workflow
 
 S = EffectStatus
@@ -234,10 +234,10 @@ class Engine:
 
     # -- the steps of a resume; each one a seam a mutant can override ------------------------
 
-    def open(self, stored: Any, key: bytes) -> Checkpoint:
+    def open(self, stored: StoredCheckpoint, key: bytes) -> Checkpoint:
         return open_checkpoint(stored, key, self.tenant)
 
-    def acquire(self, workflow_id: str) -> Any:
+    def acquire(self, workflow_id: str) -> Lease:
         return self.store.acquire_lease(workflow_id, self.owner, self.lease_ttl, self.clock.now())
 
     def budget_at_resume(self, session: Session, cp: Checkpoint) -> Checkpoint:
