@@ -15,7 +15,8 @@ def test_integer_values_get_one_bin_per_integer() -> None:
 def test_continuous_values_are_binned_and_every_value_is_counted() -> None:
     values = [0.1 * i for i in range(100)]
     chart = histogram("h", "clock", values, "s")
-    assert 1 < len(chart.bars) <= 12
+    assert len(chart.bars) > 1
+    assert len(chart.bars) <= 12
     assert sum(int(b.title.rsplit(": ", 1)[1].split()[0]) for b in chart.bars) == 100
 
 
