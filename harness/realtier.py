@@ -28,8 +28,7 @@ from harness.history import GrantRecord, History, HitRecord, WorkerRecord
 from harness.killswitch import Death, Hit, Killed
 from harness.runner import REFERENCE, EngineSpec, Run
 from harness.schedule import FaultSchedule
-from harness.store import Store
-from harness.world import EPOCH, World, ensure_key
+from harness.world import EPOCH, World, campaign_store, ensure_key
 from scenarios.base import Scenario
 
 
@@ -84,7 +83,7 @@ def open_real_world(workdir: str | Path, store_url: str | None = None) -> World:
     clock = SharedMemoryClock()
     return World(
         workdir=root,
-        store=Store(store_url or f"sqlite:///{root / 'store.sqlite'}"),
+        store=campaign_store(store_url, root),
         services=RealServices(root / "journal.sqlite", clock),
         clock=clock,
         secret=ensure_key(),

@@ -492,7 +492,8 @@ class Store:
     def url_for_humans(self) -> str:
         from sqlalchemy import make_url
 
-        return make_url(self.url).render_as_string(hide_password=True)
+        shown = make_url(self.url).render_as_string(hide_password=True)
+        return shown if self.schema is None else f"{shown} (schema {self.schema})"
 
 
 def _position(cp: NewCheckpoint) -> dict[str, Any]:

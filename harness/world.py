@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import os
 import secrets
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 import httpx
+from sqlalchemy import make_url
 
 from fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
+from harness._backends import resolve_url
 from harness.integrity import DEFAULT_KEY_ENV, SecretRef
 from harness.model import Versions
 from harness.store import Store
@@ -70,6 +73,24 @@ class SharedTime:
         self.service_clock.advance(seconds)
 
 
+def campaign_store(url: str | None, root: Path) -> Store:
+    """The store a campaign (or a replay) owns alone.
+
+    Runs name workflows after their scenario and schedule (`order_saga:clean`), so two
+    campaigns must never share tables: SQLite gets a file in the campaign's folder, PostgreSQL
+    a schema of its own (`kp_…`, kept afterwards for `killpoint inspect`) unless the URL
+    already pins one with a search_path.
+    """
+    if url is None:
+        return Store(f"sqlite:///{root / 'store.sqlite'}")
+    resolved = resolve_url(url)
+    parsed = make_url(resolved)
+    pinned = "search_path" in str(parsed.query.get("options", ""))
+    if parsed.get_backend_name() == "postgresql" and not pinned:
+        return Store(resolved, schema=f"kp_{uuid.uuid4().hex[:12]}")
+    return Store(resolved)
+
+
 def ensure_key(env: str = DEFAULT_KEY_ENV) -> SecretRef:
     """The checkpoint key's reference; a random key for this process when none is set."""
     if not os.environ.get(env):
@@ -93,11 +114,10 @@ class World:
     def open(cls, workdir: str | Path, store_url: str | None = None) -> World:
         root = Path(workdir)
         root.mkdir(parents=True, exist_ok=True)
-        url = store_url or f"sqlite:///{root / 'store.sqlite'}"
         service_clock = ServiceClock(start=EPOCH)
         return cls(
             workdir=root,
-            store=Store(url),
+            store=campaign_store(store_url, root),
             services=InProcessServices(clock=service_clock),
             clock=SharedTime(service_clock),
             secret=ensure_key(),
