@@ -318,6 +318,12 @@ def replay(
     case = next((c for c in CASES if c.schedule.run_id == schedule.run_id), None)
     if case is not None:
         verdicts.append(expectation(result, case.expect))
+    died = {w.worker for w in result.deaths}
+    missed = [c.label() for c in schedule.crashes if c.worker not in died]
+    if missed:  # a schedule written for another engine or version may name hits that never come
+        typer.echo(
+            f"killpoint: warning: crash point(s) never reached: {', '.join(missed)}", err=True
+        )
     if history is not None:
         from reports._atomic import write_atomic
 

@@ -210,3 +210,13 @@ def test_mutants_hunts_a_teams_own_engine(
     assert row["caught"] and row["checker"] in ("expected_recovery", "single_effect")
     assert row["schedule"]["crashes"]
     assert "timeline" in (tmp_path / "hunt.html").read_text()
+
+
+def test_replay_warns_when_a_crash_point_is_never_reached(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    path = save_schedule(FaultSchedule(scenario="email", run_id="ghost-hit", crashes=(
+        HitPoint(worker=0, step="no_such_step", boundary="step.begin"),)), tmp_path / "g.json")
+    code, out, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
+    assert code == 0  # the run itself is fine ...
+    assert "never reached: w0 no_such_step:step.begin" in err  # ... but it did not crash
