@@ -6,11 +6,8 @@ from collections import Counter
 
 from harness.checkers._common import is_mutation
 from harness.history import History
+from harness.model import is_terminal
 from harness.results import RunMeasures, Verdict
-
-TERMINAL = frozenset(
-    {"completed", "compensated", "needs_review", "budget_exhausted", "quarantined", "failed"}
-)
 
 
 def measure(history: History, verdicts: list[Verdict]) -> RunMeasures:
@@ -19,7 +16,7 @@ def measure(history: History, verdicts: list[Verdict]) -> RunMeasures:
     resumed = first_death is not None and any(
         w.worker > first_death.worker for w in history.workers
     )
-    terminal = history.final_status in TERMINAL
+    terminal = is_terminal(history.final_status)
     recovery_steps = 0
     recovery_clock = recovery_wall = 0.0
     if first_death is not None:

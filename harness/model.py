@@ -36,6 +36,12 @@ class RunStatus(StrEnum):
         return self is not RunStatus.RUNNING and self is not RunStatus.WAITING_APPROVAL
 
 
+def is_terminal(status: str | None) -> bool:
+    """Whether a status, as histories and outcomes spell it, ends the run."""
+    known = {s.value for s in RunStatus}
+    return status is not None and status in known and RunStatus(status).terminal
+
+
 class EffectStatus(StrEnum):
     PREPARED = "prepared"
     STARTED = "started"

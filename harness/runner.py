@@ -25,7 +25,7 @@ from harness.history import (
     WorkerRecord,
 )
 from harness.killswitch import Death, Hit, Killed, KillSwitch
-from harness.model import RunStatus, Versions
+from harness.model import RunStatus, Versions, is_terminal
 from harness.protocol import EngineFactory, EngineUnderTest, HistoryReader, WorkerEnv
 from harness.reference import StoreReader, reference_factory
 from harness.schedule import FaultSchedule
@@ -258,10 +258,10 @@ class Run:
             ):
                 records = run_pair(self, worker, pair.switch_at, pair.pause_expires_lease)
                 worker += 2
-                done = any(r.end == "stopped" and _terminal(r.status) for r in records)
+                done = any(r.end == "stopped" and is_terminal(r.status) for r in records)
             else:
                 record = self.run_worker(worker)
-                done = record.end == "stopped" and _terminal(record.status)
+                done = record.end == "stopped" and is_terminal(record.status)
                 worker += 1
             if done and not self.more_scheduled(worker - 1):
                 break
@@ -304,10 +304,6 @@ class Run:
             final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
             final_reason=self.last_reason,
         )
-
-
-def _terminal(status: str | None) -> bool:
-    return status is not None and status not in ("running", "waiting_approval")
 
 
 def run_pair(run: Run, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 from harness.checkers._common import ok, violated
 from harness.history import History
+from harness.model import is_terminal
 from harness.results import EvidenceRef, Verdict
 from harness.workflow import Workflow
 
 NAME = "progress"
-TERMINAL = frozenset(
-    {"completed", "compensated", "needs_review", "budget_exhausted", "quarantined", "failed"}
-)
 RECOVERY_WORKERS = 3  # after the last fault: one to recover, room for a lease to lapse
 
 
 def check_progress(history: History, workflow: Workflow) -> Verdict:
     workers = history.workers
-    if history.final_status not in TERMINAL:
+    if not is_terminal(history.final_status):
         last = workers[-1] if workers else None
         evidence = [f"{len(workers)} worker(s) ran; final status {history.final_status}"]
         if last is not None:
