@@ -17,8 +17,9 @@ from typing import get_args
 
 from hypothesis import strategies as st
 
-from fake_services.faults import OPERATIONS, FaultMode, FaultRule
+from fake_services.faults import FaultMode, FaultRule
 from harness.campaign import DEDUPING, NETWORK_MODES
+from harness.checkers._common import MUTATIONS
 from harness.history import HitRecord
 from harness.model import Versions
 from harness.runner import REFERENCE, EngineSpec, run_schedule
@@ -46,8 +47,6 @@ TAMPER_KINDS: tuple[str, ...] = get_args(Tamper.model_fields["kind"].annotation)
 #: fields of `Versions` a deploy may change, mildest first (a plan change quarantines)
 VERSION_FIELDS = ("prompt", "model_contract", "tool_schema", "plan")
 LEASE_TTL = 30.0  # `World.lease_ttl`: a jump past it lapses the lease
-#: requests that change the world (the services' own table: anything but a GET)
-MUTATIONS = frozenset((service, op) for method, _, service, op in OPERATIONS if method != "GET")
 
 
 @dataclass(frozen=True)
