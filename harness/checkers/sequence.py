@@ -84,8 +84,10 @@ def check_sequence(history: History, workflow: Workflow) -> Verdict:
                 _refs(a, b),
             )
         # an untrusted checkpoint shows only its row, not the lineage decision it claims
-        if b.trusted and b.run_id != a.run_id and not (
-            b.decision in ("branch", "restart") and b.parent_run_id == a.run_id
+        if (
+            b.trusted
+            and b.run_id != a.run_id
+            and not (b.decision in ("branch", "restart") and b.parent_run_id == a.run_id)
         ):
             return violated(
                 NAME,
