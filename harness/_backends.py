@@ -37,6 +37,11 @@ def resolve_url(url: str | None) -> str:
     return chosen
 
 
+def begin_statement(url: str) -> str:
+    """How a write transaction begins on this backend."""
+    return "BEGIN IMMEDIATE" if make_url(url).get_backend_name() == "sqlite" else "BEGIN"
+
+
 def build_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":

@@ -13,15 +13,15 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Update, bindparam, delete, insert, select, text, update
+from sqlalchemy import Engine, text
 from sqlalchemy.exc import IntegrityError as SqlIntegrityError
-from sqlalchemy.sql.elements import ClauseElement
 
 from harness import _schema as t
-from harness._backends import build_engine, resolve_url
+from harness import _statements as q
+from harness._backends import begin_statement, build_engine, resolve_url
+from harness._sql import Database, Row, Tx
 from harness.errors import (
     ConflictError,
     KillpointError,
@@ -89,162 +89,121 @@ class Store:
             engine = engine.execution_options(schema_translate_map={None: schema})
         self.engine: Engine = engine
         t.metadata.create_all(self.engine)
+        self.db = Database(engine, begin_statement(self.url))
 
     def after_fork(self) -> None:
         """Drop connections inherited from the parent process without closing them for it."""
         self.engine.dispose(close=False)
+        self.db.after_fork()
 
     def close(self) -> None:
+        self.db.close()
         self.engine.dispose()
 
     @contextmanager
-    def _tx(self) -> Iterator[Connection]:
-        with self.engine.begin() as conn:
-            yield conn
+    def _tx(self) -> Iterator[Tx]:
+        with self.db.transaction() as tx:
+            yield tx
 
     # -- workflows and leases -------------------------------------------------------------
 
-    def create_workflow(
-        self,
-        record: WorkflowRecord,
-        first: NewCheckpoint,
-    ) -> bool:
+    def create_workflow(self, record: WorkflowRecord, first: NewCheckpoint) -> bool:
         """Insert a workflow and its checkpoint 1. False if it already exists (redelivery)."""
         try:
-            with self._tx() as conn:
-                conn.execute(insert(t.workflows).values(**record.model_dump()))
-                conn.execute(insert(t.checkpoints).values(**_checkpoint_row(record, first, 0)))
+            with self._tx() as tx:
+                tx.execute(
+                    q.INSERT_WORKFLOW, {**record.model_dump(mode="json"), "compacted_below": 0}
+                )
+                tx.execute(q.INSERT_CHECKPOINT, _checkpoint_row(record, first, 0))
         except SqlIntegrityError:
             return False
         return True
 
     def workflow(self, workflow_id: str) -> WorkflowRecord:
-        with self.engine.connect() as conn:
-            row = conn.execute(_WORKFLOW, {"workflow_id": workflow_id}).mappings().first()
+        row = self.db.reading().execute(q.WORKFLOW, {"workflow_id": workflow_id}).first()
         if row is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r} in {self.url_for_humans}")
-        fields = dict(row)
-        fields.pop("compacted_below")
-        return WorkflowRecord.model_validate(fields)
+        row.pop("compacted_below")
+        return WorkflowRecord.model_validate(row)
 
     def quarantine(self, workflow_id: str, reason: str, now: float) -> None:
         """Flag a workflow whose checkpoint cannot be trusted; no worker will run it."""
-        with self._tx() as conn:
-            conn.execute(
-                update(t.workflows)
-                .where(t.workflows.c.workflow_id == workflow_id)
-                .values(status=RunStatus.QUARANTINED.value, status_reason=reason, updated_at=now)
-            )
+        params = {
+            "workflow_id": workflow_id,
+            "status": RunStatus.QUARANTINED.value,
+            "reason": reason,
+            "now": now,
+        }
+        with self._tx() as tx:
+            tx.execute(q.QUARANTINE, params)
 
     def workflow_ids(self) -> list[str]:
-        with self.engine.connect() as conn:
-            return list(conn.execute(select(t.workflows.c.workflow_id)).scalars())
+        return [str(v) for v in self.db.reading().execute(q.WORKFLOW_IDS).scalars()]
 
     def acquire_lease(self, workflow_id: str, owner: str, ttl: float, now: float) -> Lease:
         """Take ownership if free, expired or already ours; always with a larger fencing token."""
-        w = t.workflows.c
-        with self._tx() as conn:
-            moved = conn.execute(
-                update(t.workflows)
-                .where(w.workflow_id == workflow_id)
-                .where(
-                    (w.lease_owner.is_(None))
-                    | (w.lease_expires_at <= now)
-                    | (w.lease_owner == owner)
-                )
-                .values(
-                    lease_owner=owner,
-                    lease_expires_at=now + ttl,
-                    fencing_token=w.fencing_token + 1,
-                    updated_at=now,
-                )
-            ).rowcount
-            row = conn.execute(
-                select(w.fencing_token, w.lease_owner, w.lease_expires_at).where(
-                    w.workflow_id == workflow_id
-                )
-            ).first()
+        params = {"workflow_id": workflow_id, "owner": owner, "now": now, "expires_at": now + ttl}
+        with self._tx() as tx:
+            moved = tx.execute(q.ACQUIRE_LEASE, params).rowcount
+            row = tx.execute(q.LEASE_ROW, {"workflow_id": workflow_id}).first()
         if row is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
         if not moved:
             raise LeaseHeldError(
-                f"workflow {workflow_id!r} is leased to {row.lease_owner} "
-                f"until {row.lease_expires_at:.3f}"
+                f"workflow {workflow_id!r} is leased to {row['lease_owner']} "
+                f"until {row['lease_expires_at']:.3f}"
             )
-        return Lease(workflow_id, owner, int(row.fencing_token), now + ttl)
+        return Lease(workflow_id, owner, int(row["fencing_token"]), now + ttl)
 
     def renew_lease(self, lease: Lease, now: float, ttl: float) -> Lease:
         """Extend a lease we still hold; a lapsed or stolen one is refused like any write."""
-        with self._tx() as conn:
-            self._guard(conn, lease, now, extend_to=now + ttl)
+        with self._tx() as tx:
+            self._guard(tx, lease, now, extend_to=now + ttl)
         return Lease(lease.workflow_id, lease.owner, lease.token, now + ttl)
 
     def release_lease(self, lease: Lease, now: float) -> None:
-        with self._tx() as conn:
-            self._guard(conn, lease, now)
-            conn.execute(
-                update(t.workflows)
-                .where(t.workflows.c.workflow_id == lease.workflow_id)
-                .values(lease_owner=None, lease_expires_at=None)
-            )
+        with self._tx() as tx:
+            self._guard(tx, lease, now)
+            tx.execute(q.RELEASE_LEASE, {"workflow_id": lease.workflow_id})
 
     def _guard(
         self,
-        conn: Connection,
+        tx: Tx,
         lease: Lease,
         now: float,
         *,
         expect_sequence: int | None = None,
         extend_to: float | None = None,
+        spend_attempt: bool = False,
         **values: Any,
     ) -> None:
         """Fence a write: move the workflow row only if our token, lease and view still hold."""
-        w = t.workflows.c
         if extend_to is not None:
             values["lease_expires_at"] = extend_to
         values["updated_at"] = now
-        if any(isinstance(v, ClauseElement) for v in values.values()):
-            stmt = (
-                update(t.workflows)
-                .where(w.workflow_id == lease.workflow_id)
-                .where(w.fencing_token == lease.token)
-                .where(w.lease_owner == lease.owner)
-                .where(w.lease_expires_at > now)
-            )
-            if expect_sequence is not None:
-                stmt = stmt.where(w.sequence == expect_sequence)
-            moved = conn.execute(stmt.values(**values)).rowcount
-        else:  # the hot path: one statement object per shape, compiled once
-            params = {f"v_{k}": v for k, v in values.items()}
-            params.update(
-                g_workflow_id=lease.workflow_id,
-                g_token=lease.token,
-                g_owner=lease.owner,
-                g_now=now,
-            )
-            if expect_sequence is not None:
-                params["g_sequence"] = expect_sequence
-            shape = _guarded_update(expect_sequence is not None, tuple(sorted(values)))
-            moved = conn.execute(shape, params).rowcount
-        if moved == 1:
+        params = {f"v_{k}": v for k, v in values.items()}
+        params.update(
+            g_workflow_id=lease.workflow_id, g_token=lease.token, g_owner=lease.owner, g_now=now
+        )
+        if expect_sequence is not None:
+            params["g_sequence"] = expect_sequence
+        shape = q.guarded_update(expect_sequence is not None, tuple(sorted(values)), spend_attempt)
+        if tx.execute(shape, params).rowcount == 1:
             return
-        row = conn.execute(
-            select(w.fencing_token, w.lease_owner, w.lease_expires_at, w.sequence).where(
-                w.workflow_id == lease.workflow_id
-            )
-        ).first()
+        row = tx.execute(q.LEASE_ROW, {"workflow_id": lease.workflow_id}).first()
         if row is None:
             raise UnknownWorkflowError(f"no workflow {lease.workflow_id!r}")
-        if row.fencing_token != lease.token or row.lease_owner != lease.owner:
+        if row["fencing_token"] != lease.token or row["lease_owner"] != lease.owner:
             raise StaleFenceError(
                 f"fencing token {lease.token} of {lease.owner} is stale: the workflow is at "
-                f"token {row.fencing_token} held by {row.lease_owner}"
+                f"token {row['fencing_token']} held by {row['lease_owner']}"
             )
-        if row.lease_expires_at is None or row.lease_expires_at <= now:
-            raise StaleFenceError(f"lease of {lease.owner} expired at {row.lease_expires_at}")
+        expires = row["lease_expires_at"]
+        if expires is None or expires <= now:
+            raise StaleFenceError(f"lease of {lease.owner} expired at {expires}")
         raise ConflictError(
             f"compare-and-swap lost: expected sequence {expect_sequence}, the workflow is at "
-            f"{row.sequence}"
+            f"{row['sequence']}"
         )
 
     # -- checkpoints ----------------------------------------------------------------------
@@ -253,9 +212,9 @@ class Store:
         self, lease: Lease, now: float, cp: NewCheckpoint, *, extend_to: float | None = None
     ) -> None:
         """CAS from sequence n-1 to n and append the checkpoint row, in one transaction."""
-        with self._tx() as conn:
+        with self._tx() as tx:
             self._guard(
-                conn,
+                tx,
                 lease,
                 now,
                 expect_sequence=cp.sequence - 1,
@@ -263,28 +222,22 @@ class Store:
                 **_position(cp),
             )
             try:
-                conn.execute(_INSERT_CHECKPOINT, _checkpoint_row_new(lease, cp, now))
+                tx.execute(q.INSERT_CHECKPOINT, _checkpoint_row_new(lease, cp, now))
             except SqlIntegrityError as exc:
                 raise ConflictError(
                     f"checkpoint {cp.sequence} of {lease.workflow_id!r} already exists"
                 ) from exc
 
     def latest_checkpoint(self, workflow_id: str) -> StoredCheckpoint | None:
-        with self.engine.connect() as conn:
-            row = conn.execute(_LATEST_CHECKPOINT, {"workflow_id": workflow_id}).mappings().first()
-        return None if row is None else StoredCheckpoint.model_validate(dict(row))
+        row = self.db.reading().execute(q.LATEST_CHECKPOINT, {"workflow_id": workflow_id}).first()
+        return None if row is None else _stored(row)
 
     def checkpoints(self, workflow_id: str) -> list[StoredCheckpoint]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(_CHECKPOINTS, {"workflow_id": workflow_id}).mappings()
-            return [StoredCheckpoint.model_validate(dict(r)) for r in rows]
+        rows = self.db.reading().execute(q.CHECKPOINTS, {"workflow_id": workflow_id}).rows
+        return [_stored(r) for r in rows]
 
     def compacted_below(self, workflow_id: str) -> int:
-        w = t.workflows.c
-        with self.engine.connect() as conn:
-            value = conn.execute(
-                select(w.compacted_below).where(w.workflow_id == workflow_id)
-            ).scalar()
+        value = self.db.reading().execute(q.COMPACTED_BELOW, {"workflow_id": workflow_id}).scalar()
         return int(value or 0)
 
     def compact(self, now: float, keep_window_s: float) -> int:
@@ -293,39 +246,33 @@ class Store:
         Effect rows and their log are never dropped: receipts are needed for business
         reconciliation long after the detailed replay history is gone.
         """
-        c, w = t.checkpoints.c, t.workflows.c
         dropped = 0
-        with self._tx() as conn:
-            for wf_id, latest in conn.execute(select(w.workflow_id, w.sequence)).all():
-                doomed = (
-                    (c.workflow_id == wf_id)
-                    & (c.sequence < latest)
-                    & (c.created_at < now - keep_window_s)
-                )
-                highest = conn.execute(
-                    select(c.sequence).where(doomed).order_by(c.sequence.desc()).limit(1)
-                ).scalar()
+        with self._tx() as tx:
+            for row in tx.execute(q.POSITIONS).rows:
+                doomed = {
+                    "workflow_id": row["workflow_id"],
+                    "latest": row["sequence"],
+                    "before": now - keep_window_s,
+                }
+                highest = tx.execute(q.HIGHEST_DOOMED, doomed).scalar()
                 if highest is None:
                     continue
-                dropped += conn.execute(delete(t.checkpoints).where(doomed)).rowcount
-                conn.execute(
-                    update(t.workflows)
-                    .where(w.workflow_id == wf_id)
-                    .values(compacted_below=highest + 1)
-                )
+                dropped += tx.execute(q.DELETE_DOOMED, doomed).rowcount
+                below = {"workflow_id": row["workflow_id"], "below": highest + 1}
+                tx.execute(q.SET_COMPACTED_BELOW, below)
         return dropped
 
     # -- effect ledger --------------------------------------------------------------------
 
     def prepare_effect(self, lease: Lease, now: float, record: EffectRecord) -> EffectRecord:
         """Write the intent ahead of the call; an existing intent for the operation wins."""
-        with self._tx() as conn:
-            self._guard(conn, lease, now)
-            existing = _effect(conn, record.workflow_id, record.operation_id)
+        with self._tx() as tx:
+            self._guard(tx, lease, now)
+            existing = _effect(tx, record.workflow_id, record.operation_id)
             if existing is not None:
                 return existing
-            conn.execute(insert(t.effects).values(**_effect_row(record, now)))
-            _log(conn, lease, record.operation_id, record.status, now, attempt=False)
+            tx.execute(q.INSERT_EFFECT, _effect_row(record, now))
+            _log(tx, lease, record.operation_id, record.status, now, attempt=False)
         return record
 
     def mark_effect(
@@ -341,56 +288,48 @@ class Store:
         attempt: bool = False,
     ) -> EffectRecord:
         """Move one ledger row between statuses; `attempt` also spends one durable attempt."""
-        with self._tx() as conn:
-            extra: dict[str, Any] = {}
-            if attempt:
-                extra["attempts_left"] = t.workflows.c.attempts_left - 1
-            self._guard(conn, lease, now, **extra)
+        with self._tx() as tx:
+            self._guard(tx, lease, now, spend_attempt=attempt)
             params: dict[str, Any] = {
                 "v_status": status.value,
                 "v_updated_at": now,
                 "v_reason": reason,
                 "e_workflow_id": lease.workflow_id,
                 "e_operation_id": operation_id,
-                "e_expect": [s.value for s in expect],
             }
+            params.update({f"e_expect_{i}": s.value for i, s in enumerate(expect)})
             if receipt is not None:
                 params["v_receipt"] = receipt.model_dump_json()
-            moved = conn.execute(_effect_update(receipt is not None, attempt), params).rowcount
-            if not moved:
-                current = _effect(conn, lease.workflow_id, operation_id)
+            shape = q.effect_update(receipt is not None, attempt, len(expect))
+            if not tx.execute(shape, params).rowcount:
+                current = _effect(tx, lease.workflow_id, operation_id)
                 raise ConflictError(
                     f"effect {operation_id!r} is {current.status if current else 'absent'}, "
                     f"not one of {[s.value for s in expect]}"
                 )
-            _log(conn, lease, operation_id, status, now, attempt=attempt, detail=reason)
-            result = _effect(conn, lease.workflow_id, operation_id)
+            _log(tx, lease, operation_id, status, now, attempt=attempt, detail=reason)
+            result = _effect(tx, lease.workflow_id, operation_id)
         assert result is not None
         return result
 
     def effects(self, workflow_id: str) -> list[EffectRecord]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(_EFFECTS, {"workflow_id": workflow_id}).mappings()
-            return [_effect_record(r) for r in rows]
+        rows = self.db.reading().execute(q.EFFECTS, {"workflow_id": workflow_id}).rows
+        return [_effect_record(r) for r in rows]
 
     def effect_log(self, workflow_id: str) -> list[EffectLogRow]:
-        g = t.effect_log.c
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(t.effect_log).where(g.workflow_id == workflow_id).order_by(g.id)
-            ).mappings()
-            return [
-                EffectLogRow(
-                    workflow_id=r["workflow_id"],
-                    operation_id=r["operation_id"],
-                    status=EffectStatus(r["status"]),
-                    fencing_token=r["fencing_token"],
-                    attempt=bool(r["attempt"]),
-                    at=r["at"],
-                    detail=r["detail"],
-                )
-                for r in rows
-            ]
+        rows = self.db.reading().execute(q.EFFECT_LOG, {"workflow_id": workflow_id}).rows
+        return [
+            EffectLogRow(
+                workflow_id=r["workflow_id"],
+                operation_id=r["operation_id"],
+                status=EffectStatus(r["status"]),
+                fencing_token=r["fencing_token"],
+                attempt=bool(r["attempt"]),
+                at=r["at"],
+                detail=r["detail"],
+            )
+            for r in rows
+        ]
 
     # -- artifacts and approvals ------------------------------------------------------------
 
@@ -404,34 +343,27 @@ class Store:
         media_type: str,
         size: int,
     ) -> None:
-        a = t.artifacts.c
-        with self._tx() as conn:
-            self._guard(conn, lease, now)
-            conn.execute(
-                delete(t.artifacts).where(a.workflow_id == lease.workflow_id).where(a.step == step)
-            )
-            conn.execute(
-                insert(t.artifacts).values(
-                    workflow_id=lease.workflow_id,
-                    step=step,
-                    sha256=sha256,
-                    uri=uri,
-                    media_type=media_type,
-                    size=size,
-                    created_at=now,
-                )
+        key = {"workflow_id": lease.workflow_id, "step": step}
+        with self._tx() as tx:
+            self._guard(tx, lease, now)
+            tx.execute(q.DELETE_ARTIFACT, key)
+            tx.execute(
+                q.INSERT_ARTIFACT,
+                {
+                    **key,
+                    "sha256": sha256,
+                    "uri": uri,
+                    "media_type": media_type,
+                    "size": size,
+                    "created_at": now,
+                },
             )
 
     def artifact(self, workflow_id: str, step: str) -> tuple[str, str, str] | None:
         """(sha256, uri, media_type) of the artifact a step recorded, if any."""
-        a = t.artifacts.c
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(a.sha256, a.uri, a.media_type)
-                .where(a.workflow_id == workflow_id)
-                .where(a.step == step)
-            ).first()
-        return None if row is None else (row.sha256, row.uri, row.media_type)
+        key = {"workflow_id": workflow_id, "step": step}
+        row = self.db.reading().execute(q.ARTIFACT, key).first()
+        return None if row is None else (row["sha256"], row["uri"], row["media_type"])
 
     def request_approval(
         self,
@@ -442,51 +374,43 @@ class Store:
         policy_version: str,
         payload: dict[str, Any],
     ) -> None:
-        p = t.approvals.c
-        with self._tx() as conn:
-            self._guard(conn, lease, now)
-            conn.execute(
-                delete(t.approvals).where(p.workflow_id == lease.workflow_id).where(p.gate == gate)
-            )
-            conn.execute(
-                insert(t.approvals).values(
-                    workflow_id=lease.workflow_id,
-                    gate=gate,
-                    status="requested",
-                    scope=scope,
-                    policy_version=policy_version,
-                    payload=json.dumps(payload, sort_keys=True),
-                    requested_at=now,
-                )
+        key = {"workflow_id": lease.workflow_id, "gate": gate}
+        with self._tx() as tx:
+            self._guard(tx, lease, now)
+            tx.execute(q.DELETE_APPROVAL, key)
+            tx.execute(
+                q.INSERT_APPROVAL,
+                {
+                    **key,
+                    "status": "requested",
+                    "scope": scope,
+                    "policy_version": policy_version,
+                    "payload": json.dumps(payload, sort_keys=True),
+                    "requested_at": now,
+                },
             )
 
     def grant_approval(
         self, workflow_id: str, gate: str, actor: str, expires_at: float
     ) -> ApprovalRecord:
         """A human's answer; only a pending request can be granted."""
-        p = t.approvals.c
-        with self._tx() as conn:
-            moved = conn.execute(
-                update(t.approvals)
-                .where(p.workflow_id == workflow_id)
-                .where(p.gate == gate)
-                .where(p.status == "requested")
-                .values(status="granted", actor=actor, expires_at=expires_at)
-            ).rowcount
+        params = {
+            "workflow_id": workflow_id,
+            "gate": gate,
+            "actor": actor,
+            "expires_at": expires_at,
+        }
+        with self._tx() as tx:
+            moved = tx.execute(q.GRANT_APPROVAL, params).rowcount
         if not moved:
             raise KillpointError(f"no pending approval request {gate!r} on {workflow_id!r}")
         return next(a for a in self.approvals(workflow_id) if a.gate == gate)
 
     def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
-        p = t.approvals.c
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(t.approvals).where(p.workflow_id == workflow_id).order_by(p.gate)
-            ).mappings()
-            return [
-                ApprovalRecord.model_validate({**r, "payload": json.loads(r["payload"])})
-                for r in rows
-            ]
+        rows = self.db.reading().execute(q.APPROVALS, {"workflow_id": workflow_id}).rows
+        return [
+            ApprovalRecord.model_validate({**r, "payload": json.loads(r["payload"])}) for r in rows
+        ]
 
     @property
     def url_for_humans(self) -> str:
@@ -546,13 +470,18 @@ def _effect_row(record: EffectRecord, now: float) -> dict[str, Any]:
     return row
 
 
-def _effect(conn: Connection, workflow_id: str, operation_id: str) -> EffectRecord | None:
+def _effect(tx: Tx, workflow_id: str, operation_id: str) -> EffectRecord | None:
     params = {"workflow_id": workflow_id, "operation_id": operation_id}
-    row = conn.execute(_EFFECT, params).mappings().first()
+    row = tx.execute(q.EFFECT, params).first()
     return None if row is None else _effect_record(row)
 
 
-def _effect_record(row: Any) -> EffectRecord:
+def _stored(row: Row) -> StoredCheckpoint:
+    row["body"] = bytes(row["body"])  # a driver may hand back a memoryview
+    return StoredCheckpoint.model_validate(row)
+
+
+def _effect_record(row: Row) -> EffectRecord:
     fields = dict(row)
     fields.pop("created_at")
     fields["args"] = json.loads(fields["args"])
@@ -563,7 +492,7 @@ def _effect_record(row: Any) -> EffectRecord:
 
 
 def _log(
-    conn: Connection,
+    tx: Tx,
     lease: Lease,
     operation_id: str,
     status: EffectStatus,
@@ -572,8 +501,8 @@ def _log(
     attempt: bool,
     detail: str = "",
 ) -> None:
-    conn.execute(
-        _INSERT_LOG,
+    tx.execute(
+        q.INSERT_LOG,
         {
             "workflow_id": lease.workflow_id,
             "operation_id": operation_id,
@@ -583,72 +512,4 @@ def _log(
             "at": now,
             "detail": detail,
         },
-    )
-
-
-# -- statements built once -------------------------------------------------------------------
-# Building a Core statement and computing its cache key costs more than SQLite takes to run
-# it; the hot paths reuse these objects, so SQLAlchemy compiles each shape once per engine.
-
-_INSERT_CHECKPOINT = insert(t.checkpoints)
-_INSERT_LOG = insert(t.effect_log)
-_LATEST_CHECKPOINT = (
-    select(t.checkpoints)
-    .where(t.checkpoints.c.workflow_id == bindparam("workflow_id"))
-    .order_by(t.checkpoints.c.sequence.desc())
-    .limit(1)
-)
-_CHECKPOINTS = (
-    select(t.checkpoints)
-    .where(t.checkpoints.c.workflow_id == bindparam("workflow_id"))
-    .order_by(t.checkpoints.c.sequence)
-)
-_EFFECTS = (
-    select(t.effects)
-    .where(t.effects.c.workflow_id == bindparam("workflow_id"))
-    .order_by(t.effects.c.created_at, t.effects.c.operation_id)
-)
-_EFFECT = (
-    select(t.effects)
-    .where(t.effects.c.workflow_id == bindparam("workflow_id"))
-    .where(t.effects.c.operation_id == bindparam("operation_id"))
-)
-_WORKFLOW = select(t.workflows).where(t.workflows.c.workflow_id == bindparam("workflow_id"))
-
-
-@cache
-def _guarded_update(expect_sequence: bool, keys: tuple[str, ...]) -> Update:
-    """The fenced UPDATE of `_guard` for one set of columns, with every value a parameter."""
-    w = t.workflows.c
-    stmt = (
-        update(t.workflows)
-        .where(w.workflow_id == bindparam("g_workflow_id"))
-        .where(w.fencing_token == bindparam("g_token"))
-        .where(w.lease_owner == bindparam("g_owner"))
-        .where(w.lease_expires_at > bindparam("g_now"))
-    )
-    if expect_sequence:
-        stmt = stmt.where(w.sequence == bindparam("g_sequence"))
-    return stmt.values({k: bindparam(f"v_{k}") for k in keys})
-
-
-@cache
-def _effect_update(receipt: bool, attempt: bool) -> Update:
-    """The status move of `mark_effect`, guarded by the statuses it expects."""
-    e = t.effects.c
-    values: dict[str, Any] = {
-        "status": bindparam("v_status"),
-        "updated_at": bindparam("v_updated_at"),
-        "reason": bindparam("v_reason"),
-    }
-    if receipt:
-        values["receipt"] = bindparam("v_receipt")
-    if attempt:
-        values["attempts"] = e.attempts + 1
-    return (
-        update(t.effects)
-        .where(e.workflow_id == bindparam("e_workflow_id"))
-        .where(e.operation_id == bindparam("e_operation_id"))
-        .where(e.status.in_(bindparam("e_expect", expanding=True)))
-        .values(values)
     )

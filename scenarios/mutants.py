@@ -17,10 +17,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import JsonValue
-from sqlalchemy import Connection, delete, insert, update
+from sqlalchemy import delete, insert, update
 
 from harness import _schema as t
 from harness import boundaries as b
+from harness._sql import Tx
 from harness.adapters import EffectAdapter
 from harness.budget import BudgetLimits, initial_budget
 from harness.context import StepContext
@@ -357,12 +358,13 @@ class _LastWriterWinsStore(Store):
 class _UnfencedStore(Store):
     def _guard(
         self,
-        conn: Connection,
+        tx: Tx,
         lease: Lease,
         now: float,
         *,
         expect_sequence: int | None = None,
         extend_to: float | None = None,
+        spend_attempt: bool = False,
         **values: Any,
     ) -> None:
         """Writes carry no fencing token: only the compare-and-swap on the sequence is left."""
@@ -372,7 +374,9 @@ class _UnfencedStore(Store):
             stmt = stmt.where(w.sequence == expect_sequence)
         if extend_to is not None:
             values["lease_expires_at"] = extend_to
-        if conn.execute(stmt.values(updated_at=now, **values)).rowcount != 1:
+        if spend_attempt:
+            values["attempts_left"] = w.attempts_left - 1
+        if tx.execute(stmt.values(updated_at=now, **values)).rowcount != 1:
             raise ConflictError(f"compare-and-swap lost: expected sequence {expect_sequence}")
 
 
