@@ -7,8 +7,9 @@ with `synchronous=NORMAL`, no crash:
   (canonical JSON + HMAC) and commits it with the fenced compare-and-swap of the workflow row;
 - LangGraph's `SqliteSaver` on an equivalent graph of N nodes, each writing its own state key
   (what a pure step's output is to the engine);
-- the floor: raw `sqlite3`, one transaction per step doing the engine's two writes (the guarded
-  `UPDATE` of the workflow row and the `INSERT` of a checkpoint blob of the same size).
+- the floor: raw `sqlite3`, one transaction per step doing the engine's writes (the guarded
+  `UPDATE` of the workflow row, the `INSERT` of a checkpoint blob of the same size and the
+  `INSERT` of the step's output row).
 
 Per-step time is the run's wall time over N, the median of several workflows.
 """
@@ -73,11 +74,11 @@ def engine_storage(root: Path, n: int, keep: bool = True) -> dict[str, float]:
     engine.run(scenario.workflow.name, f"st-{n}", make_input("st"), scenario.limits)
     raw = store.engine.raw_connection()
     try:
-        before = _table_bytes(raw, "checkpoints", "body", "tag")
+        before = _stored_bytes(raw)
         file_before = _file_bytes(raw)
         store.compact(now=FakeClock().now() + 10 * 24 * 3600, keep_window_s=0)
         raw.execute("VACUUM")
-        after = _table_bytes(raw, "checkpoints", "body", "tag")
+        after = _stored_bytes(raw)
         file_after = _file_bytes(raw)
     finally:
         raw.close()
@@ -91,6 +92,13 @@ def engine_storage(root: Path, n: int, keep: bool = True) -> dict[str, float]:
         "compacted_file_bytes_per_step": file_after / n,
         "last_checkpoint_bytes": before[2],
     }
+
+
+def _stored_bytes(conn: Any) -> tuple[int, int, int]:
+    """(rows, payload bytes, largest checkpoint) of the checkpoints and the output rows."""
+    cps = _table_bytes(conn, "checkpoints", "body", "tag")
+    outs = _table_bytes(conn, "outputs", "step", "value", "sha256")
+    return cps[0] + outs[0], cps[1] + outs[1], cps[2]
 
 
 def _table_bytes(conn: Any, table: str, *columns: str) -> tuple[int, int, int]:
@@ -121,16 +129,20 @@ INSERT_CHECKPOINT = (
     "INSERT INTO checkpoints (workflow_id, sequence, run_id, state, schema_version, tenant, "
     "body, tag, fencing_token, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+INSERT_OUTPUT = (
+    "INSERT INTO outputs (workflow_id, sequence, step, value, sha256) VALUES (?, ?, ?, ?, ?)"
+)
 
 
 def raw_per_step(root: Path, n: int, runs: int, body_bytes: int) -> float:
-    """Seconds per step of plain sqlite3 doing the engine's two writes per step."""
+    """Seconds per step of plain sqlite3 doing the engine's writes per step."""
     path = root / "raw.sqlite"
     _schema.metadata.create_all(create_engine(f"sqlite:///{path}"))
     conn = sqlite3.connect(path, isolation_level=None)
     for pragma in PRAGMAS:
         conn.execute(pragma)
     body, tag = b"x" * body_bytes, "hmac-sha256:" + "0" * 64
+    value, sha = '"0123456789abcdef"', "0" * 64
     times = []
     for k in range(runs + 1):
         wf = f"raw-{n}-{k}"
@@ -150,7 +162,8 @@ def raw_per_step(root: Path, n: int, runs: int, body_bytes: int) -> float:
                 (seq, f"s{seq}", "running", "", 20, 100, 100, 1e12, 1.0, wf, 1, "me", 1.0, seq - 1),
             ).rowcount
             assert moved == 1
-            conn.execute(INSERT_CHECKPOINT, (wf, seq, "r1", f"s{seq}", 3, "t", body, tag, 1, 1.0))
+            conn.execute(INSERT_CHECKPOINT, (wf, seq, "r1", f"s{seq}", 4, "t", body, tag, 1, 1.0))
+            conn.execute(INSERT_OUTPUT, (wf, seq, f"pure_{seq}", value, sha))
             conn.execute("COMMIT")
         if k:  # the first is a warm-up
             times.append((time.perf_counter() - started) / n)

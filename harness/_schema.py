@@ -1,8 +1,10 @@
 """SQLAlchemy Core tables of the store: plain nouns, one row per fact.
 
 `workflows` holds the current position, the lease and the durable budget; `checkpoints` is the
-append-only history of sealed envelopes; `effects` is the ledger (one row per logical operation)
-and `effect_log` its append-only transitions; `artifacts` and `approvals` are what they say.
+append-only history of sealed envelopes; `outputs` the steps' small results, written with the
+checkpoint that made them and pinned by its hash chain; `effects` is the ledger (one row per
+logical operation) and `effect_log` its append-only transitions; `artifacts` and `approvals`
+are what they say.
 """
 
 from __future__ import annotations
@@ -64,6 +66,16 @@ checkpoints = Table(
     Column("tag", String(200), nullable=False),
     Column("fencing_token", BigInteger, nullable=False),
     Column("created_at", Float, nullable=False),
+)
+
+outputs = Table(
+    "outputs",
+    metadata,
+    Column("workflow_id", String(200), primary_key=True),
+    Column("sequence", Integer, primary_key=True),  # the checkpoint that committed it
+    Column("step", String(200), primary_key=True),
+    Column("value", Text, nullable=False),  # canonical JSON
+    Column("sha256", String(64), nullable=False),
 )
 
 effects = Table(

@@ -26,7 +26,7 @@ from sqlalchemy import (
 from harness import _schema as t
 
 w, c, e, g = t.workflows.c, t.checkpoints.c, t.effects.c, t.effect_log.c
-a, p = t.artifacts.c, t.approvals.c
+a, p, o = t.artifacts.c, t.approvals.c, t.outputs.c
 
 
 def _insert(table: Table) -> Insert:
@@ -119,6 +119,15 @@ _DOOMED = (
 )
 HIGHEST_DOOMED: Select[Any] = select(c.sequence).where(_DOOMED).order_by(c.sequence.desc()).limit(1)
 DELETE_DOOMED: Delete = delete(t.checkpoints).where(_DOOMED)
+
+INSERT_OUTPUT = _insert(t.outputs)
+OUTPUTS = (
+    select(o.sequence, o.step, o.value, o.sha256)
+    .where(o.workflow_id == bindparam("workflow_id"))
+    .where(o.sequence > bindparam("after"))
+    .where(o.sequence <= bindparam("upto"))
+    .order_by(o.sequence, o.step)
+)
 
 # -- the effect ledger --------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ leaves exactly what it had committed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from uuid import uuid4
@@ -33,7 +34,7 @@ from harness.errors import (
     UnknownWorkflowError,
     WrongTenantError,
 )
-from harness.integrity import SecretRef, input_hash
+from harness.integrity import SecretRef, canonical_json, input_hash, output_link, sha256_hex
 from harness.ledger import EffectExecutor, Rejected, Session, Stop
 from harness.model import (
     ApprovalGrant,
@@ -44,13 +45,14 @@ from harness.model import (
     EffectRef,
     EffectStatus,
     Lineage,
+    OutputsRef,
     PendingWork,
     RunStatus,
     StoredCheckpoint,
     Versions,
     WorkflowRecord,
 )
-from harness.store import Lease, Store
+from harness.store import Lease, StepOutput, Store
 from harness.workflow import Step, StepKind, Transition, Workflow
 
 S = EffectStatus
@@ -160,6 +162,7 @@ class Engine:
             versions=self.versions,
             budget=budget,
             next_actions=_next_actions(wf, wf.initial),
+            outputs_ref=OutputsRef(since=0),
             created_at=now,
             secret_refs=(self.secret.env,),
         )
@@ -200,6 +203,7 @@ class Engine:
             raise UnknownWorkflowError(f"no checkpoint for workflow {workflow_id!r}")
         try:
             cp = self.open(stored, key)
+            outputs = self.load_outputs(cp)
         except IntegrityError as exc:
             if not isinstance(exc, WrongTenantError):  # another tenant's row is not ours to flag
                 self.store.quarantine(workflow_id, str(exc), self.clock.now())
@@ -219,6 +223,7 @@ class Engine:
             self.clock,
             self.hook,
             attempts_left=self.store.workflow(workflow_id).attempts_left,
+            outputs=outputs,
         )
         cp = self.budget_at_resume(session, cp)
         cp = self._apply_compatibility(session, wf, cp, key)
@@ -236,6 +241,29 @@ class Engine:
 
     def open(self, stored: StoredCheckpoint, key: bytes) -> Checkpoint:
         return open_checkpoint(stored, key, self.tenant)
+
+    def load_outputs(self, cp: Checkpoint) -> dict[str, JsonValue]:
+        """The run's step outputs: a migrated checkpoint's inline ones, then the rows after
+        it, each re-hashed and the whole chain checked against the sealed checkpoint (a row
+        beyond the checkpoint is as foreign as an altered one)."""
+        ref = cp.outputs_ref
+        outputs = dict(cp.outputs)
+        digest, rows = "", self.store.outputs(cp.workflow_id, ref.since)
+        for row in rows:
+            if row.sequence > cp.sequence:
+                raise IntegrityError(
+                    f"output row of {row.step!r} is beyond checkpoint #{cp.sequence}"
+                )
+            if sha256_hex(row.value.encode()) != row.sha256:
+                raise IntegrityError(f"output of {row.step!r} does not match its hash")
+            digest = output_link(digest, row.sequence, row.step, row.sha256)
+            outputs[row.step] = json.loads(row.value)
+        if len(rows) != ref.count or digest != ref.digest:
+            raise IntegrityError(
+                f"{len(rows)} output rows disagree with checkpoint #{cp.sequence}, which "
+                f"pins {ref.count}"
+            )
+        return outputs
 
     def acquire(self, workflow_id: str) -> Lease:
         return self.store.acquire_lease(workflow_id, self.owner, self.lease_ttl, self.clock.now())
@@ -322,7 +350,7 @@ class Engine:
 
     def _run_step(self, session: Session, cp: Checkpoint, transition: Transition) -> _Change:
         step, target = transition.step, transition.target
-        ctx = self._context(cp, step)
+        ctx = self._context(session, cp, step)
         if step.kind is StepKind.PURE:
             assert step.compute is not None
             value = step.compute(ctx)
@@ -336,12 +364,12 @@ class Engine:
             return _Change(target, effects=self._verify(session, step, cp))
         return self._approval(session, step, cp, target)
 
-    def _context(self, cp: Checkpoint, step: Step) -> StepContext:
+    def _context(self, session: Session, cp: Checkpoint, step: Step) -> StepContext:
         return StepContext(
             workflow_id=cp.workflow_id,
             step=step.name,
             input=cp.input,
-            outputs=cp.outputs,
+            outputs=session.outputs,
             artifact_refs={a.produced_by: a for a in cp.artifacts},
             effects=LazyEffects(lambda: self.store.effects(cp.workflow_id)),
             store=self.artifacts,
@@ -548,8 +576,17 @@ class Engine:
         key: bytes,
     ) -> Checkpoint:
         now = self.clock.now()
-        outputs = {} if change.reset else dict(cp.outputs)
-        outputs.update(change.outputs)
+        sequence = cp.sequence + 1
+        ref, inline = cp.outputs_ref, cp.outputs
+        if change.reset:
+            ref, inline = OutputsRef(since=sequence), {}
+        rows = []
+        for name, value in change.outputs.items():
+            text = canonical_json(value).decode()
+            sha = sha256_hex(text.encode())
+            rows.append(StepOutput(sequence, name, text, sha))
+            digest = output_link(ref.digest, sequence, name, sha)
+            ref = OutputsRef(since=ref.since, count=ref.count + 1, digest=digest)
         artifacts = {} if change.reset else {a.produced_by: a for a in cp.artifacts}
         artifacts.update(change.artifacts)
         refs = {
@@ -569,11 +606,12 @@ class Engine:
             status = wf.terminal[change.state]
         new = cp.model_copy(
             update={
-                "sequence": cp.sequence + 1,
+                "sequence": sequence,
                 "state": change.state,
                 "status": status,
                 "status_reason": change.reason,
-                "outputs": outputs,
+                "outputs_ref": ref,
+                "outputs": inline,
                 "artifacts": tuple(artifacts.values()),
                 "effects": tuple(refs.values()),
                 "approvals": cp.approvals if change.approvals is None else change.approvals,
@@ -587,8 +625,11 @@ class Engine:
         )
         self.hook(b.CHECKPOINT_BUILT, step.name if step else None)
         self.store.commit_checkpoint(
-            session.lease, now, seal_checkpoint(new, key), extend_to=now + self.lease_ttl
+            session.lease, now, seal_checkpoint(new, key, rows), extend_to=now + self.lease_ttl
         )
+        if change.reset:
+            session.outputs = {}
+        session.outputs.update(change.outputs)
         self.hook(b.CHECKPOINT_COMMITTED, step.name if step else None)
         return new
 

@@ -12,11 +12,13 @@ from pydantic import ValidationError
 from harness.errors import IntegrityError, WrongTenantError
 from harness.integrity import canonical_json, parse_sealed, seal, verify_seal
 from harness.migrations import upgrade
-from harness.model import Checkpoint, StoredCheckpoint
-from harness.store import NewCheckpoint
+from harness.model import SCHEMA_VERSION, Checkpoint, StoredCheckpoint
+from harness.store import NewCheckpoint, StepOutput
 
 
-def seal_checkpoint(cp: Checkpoint, key: bytes) -> NewCheckpoint:
+def seal_checkpoint(
+    cp: Checkpoint, key: bytes, outputs: tuple[StepOutput, ...] | list[StepOutput] = ()
+) -> NewCheckpoint:
     body = canonical_json(cp.model_dump(mode="json"))
     return NewCheckpoint(
         sequence=cp.sequence,
@@ -29,6 +31,7 @@ def seal_checkpoint(cp: Checkpoint, key: bytes) -> NewCheckpoint:
         body=body,
         tag=seal(body, cp.tenant, key),
         budget=cp.budget,
+        outputs=tuple(outputs),
     )
 
 
@@ -43,7 +46,7 @@ def open_checkpoint(stored: StoredCheckpoint, key: bytes, tenant: str) -> Checkp
     try:
         cp = Checkpoint.model_validate(doc)
     except ValidationError as exc:
-        raise IntegrityError(f"checkpoint does not match schema v3: {exc}") from exc
+        raise IntegrityError(f"checkpoint does not match schema v{SCHEMA_VERSION}: {exc}") from exc
     if cp.tenant != tenant or cp.workflow_id != stored.workflow_id:
         raise IntegrityError("checkpoint body disagrees with its row (tenant or workflow id)")
     if cp.sequence != stored.sequence:

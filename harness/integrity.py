@@ -45,6 +45,11 @@ def input_hash(value: Any) -> str:
     return "sha256:" + sha256_hex(canonical_json(value))
 
 
+def output_link(previous: str, sequence: int, step: str, value_sha256: str) -> str:
+    """The next link of a run's output chain: order, place and content of each output."""
+    return sha256_hex(f"{previous}\x00{sequence}\x00{step}\x00{value_sha256}".encode())
+
+
 def seal(body: bytes, tenant: str, key: bytes) -> str:
     mac = hmac.new(key, tenant.encode() + b"\x00" + body, hashlib.sha256)
     return "hmac-sha256:" + mac.hexdigest()

@@ -9,7 +9,9 @@ before anything is sent again. Each step is a method so a mutant can break exact
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
 
 from harness import boundaries as b
 from harness.adapters import EffectAdapter
@@ -63,13 +65,15 @@ def fingerprint(intent: EffectIntent) -> str:
 
 @dataclass
 class Session:
-    """One worker's hold on one workflow: the lease, the clock, the hook, the attempts left."""
+    """One worker's hold on one workflow: the lease, the clock, the hook, the attempts left,
+    and the outputs of the steps its run has committed."""
 
     store: Store
     lease: Lease
     clock: Clock
     hook: BoundaryHook
     attempts_left: int
+    outputs: dict[str, JsonValue] = field(default_factory=dict)
 
     @property
     def workflow_id(self) -> str:

@@ -117,6 +117,16 @@ def v2_to_v3(doc: Doc) -> Doc:
     return out
 
 
+@migration(3)
+def v3_to_v4(doc: Doc) -> Doc:
+    """v4 keeps step outputs in rows of their own; a v3 checkpoint carries its own inline, so
+    its run's output rows begin after it."""
+    out = dict(doc)
+    out["schema_version"] = 4
+    out["outputs_ref"] = {"since": doc["sequence"], "count": 0, "digest": ""}
+    return out
+
+
 def upgrade(doc: Doc) -> Doc:
     """Run the chain of registered migrations up to the current schema version."""
     version = doc.get("schema_version")

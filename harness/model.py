@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-SCHEMA_VERSION: Literal[3] = 3
+SCHEMA_VERSION: Literal[4] = 4
 
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
@@ -118,10 +118,22 @@ class PendingWork(Frozen):
     detail: str = ""
 
 
+class OutputsRef(Frozen):
+    """Where the run's step outputs are: rows of their own, pinned here by a hash chain.
+
+    A checkpoint holds pointers and hashes, not the whole history, so it stays the same size
+    however many steps ran; the chain over each output's sequence, step and hash, in commit
+    order, lets a resume detect an altered, missing or extra output row."""
+
+    since: int = Field(ge=0)  # output rows of checkpoints after this sequence are this run's
+    count: int = Field(default=0, ge=0)
+    digest: str = ""  # "" while there are none
+
+
 class Checkpoint(Frozen):
     """A committed, versioned, integrity-protected boundary of one workflow run."""
 
-    schema_version: Literal[3] = SCHEMA_VERSION
+    schema_version: Literal[4] = SCHEMA_VERSION
     workflow_id: str
     workflow_name: str
     tenant: str
@@ -139,7 +151,8 @@ class Checkpoint(Frozen):
     budget: Budget
     pending: tuple[PendingWork, ...] = ()
     next_actions: tuple[str, ...] = ()
-    outputs: dict[str, JsonValue] = Field(default_factory=dict)
+    outputs_ref: OutputsRef
+    outputs: dict[str, JsonValue] = Field(default_factory=dict)  # inline: from schema v3 only
     created_at: float
     secret_refs: tuple[str, ...] = ()
 

@@ -6,6 +6,7 @@ the reference engine with exactly one mistake.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from harness.integrity import SecretRef, parse_sealed
 from harness.migrations import upgrade
 from harness.model import ApprovalRecord, EffectRecord
 from harness.protocol import CheckpointView, WorkerEnv
-from harness.store import Store
+from harness.store import StepOutput, Store
 from scenarios.base import Scenario
 
 
@@ -71,7 +72,9 @@ class StoreReader:
     def checkpoints(self, workflow_id: str) -> list[CheckpointView]:
         key = self.secret.resolve()
         views = []
-        for row in self.store.checkpoints(workflow_id):
+        rows = self.store.checkpoints(workflow_id)
+        outputs = _OutputsAt(self.store.outputs(workflow_id, 0, rows[-1].sequence) if rows else [])
+        for row in rows:
             base: dict[str, Any] = {
                 "sequence": row.sequence,
                 "state": row.state,
@@ -96,7 +99,7 @@ class StoreReader:
                     decision=cp.lineage.decision,
                     budget={k: float(v) for k, v in cp.budget.model_dump().items()},
                     approvals=[a.model_dump(mode="json") for a in cp.approvals],
-                    outputs=dict(cp.outputs),
+                    outputs={**cp.outputs, **outputs.at(cp.outputs_ref.since, cp.sequence)},
                 )
             )
         return views
@@ -109,6 +112,28 @@ class StoreReader:
 
     def compacted_below(self, workflow_id: str) -> int:
         return self.store.compacted_below(workflow_id)
+
+
+class _OutputsAt:
+    """The output rows a checkpoint pins, for checkpoints read in order (one pass, not n²)."""
+
+    def __init__(self, rows: list[StepOutput]) -> None:
+        self.rows = rows
+        self.since = -1
+        self.next = 0
+        self.seen: dict[str, JsonValue] = {}
+
+    def at(self, since: int, upto: int) -> dict[str, JsonValue]:
+        if since != self.since:  # a new run of the workflow: its outputs start over
+            self.since, self.seen = since, {}
+            self.next = next(
+                (i for i, r in enumerate(self.rows) if r.sequence > since), len(self.rows)
+            )
+        while self.next < len(self.rows) and self.rows[self.next].sequence <= upto:
+            row = self.rows[self.next]
+            self.seen[row.step] = json.loads(row.value)
+            self.next += 1
+        return dict(self.seen)
 
 
 def unverified_document(body: bytes) -> dict[str, Any]:

@@ -55,6 +55,7 @@ class Tamper(_Frozen):
         "unsupported_schema",
         "legacy_v2",
         "legacy_unsafe",
+        "output_altered",
         "artifact_corrupt",
         "artifact_missing",
     ]

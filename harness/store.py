@@ -50,8 +50,18 @@ class Lease:
 
 
 @dataclass(frozen=True)
+class StepOutput:
+    """A step's small result as stored: canonical JSON and its hash."""
+
+    sequence: int
+    step: str
+    value: str
+    sha256: str
+
+
+@dataclass(frozen=True)
 class NewCheckpoint:
-    """What a worker asks the store to commit at a boundary."""
+    """What a worker asks the store to commit at a boundary, with the outputs it made."""
 
     sequence: int
     run_id: str
@@ -63,6 +73,7 @@ class NewCheckpoint:
     body: bytes
     tag: str
     budget: Budget
+    outputs: tuple[StepOutput, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -227,6 +238,7 @@ class Store:
                 raise ConflictError(
                     f"checkpoint {cp.sequence} of {lease.workflow_id!r} already exists"
                 ) from exc
+            insert_outputs(tx, lease.workflow_id, cp)
 
     def latest_checkpoint(self, workflow_id: str) -> StoredCheckpoint | None:
         row = self.db.reading().execute(q.LATEST_CHECKPOINT, {"workflow_id": workflow_id}).first()
@@ -235,6 +247,11 @@ class Store:
     def checkpoints(self, workflow_id: str) -> list[StoredCheckpoint]:
         rows = self.db.reading().execute(q.CHECKPOINTS, {"workflow_id": workflow_id}).rows
         return [_stored(r) for r in rows]
+
+    def outputs(self, workflow_id: str, after: int = 0, upto: int = 2**31 - 1) -> list[StepOutput]:
+        """The outputs committed by checkpoints `after` < sequence <= `upto`, in order."""
+        params = {"workflow_id": workflow_id, "after": after, "upto": upto}
+        return [StepOutput(**r) for r in self.db.reading().execute(q.OUTPUTS, params).rows]
 
     def compacted_below(self, workflow_id: str) -> int:
         value = self.db.reading().execute(q.COMPACTED_BELOW, {"workflow_id": workflow_id}).scalar()
@@ -418,6 +435,20 @@ class Store:
 
         shown = make_url(self.url).render_as_string(hide_password=True)
         return shown if self.schema is None else f"{shown} (schema {self.schema})"
+
+
+def insert_outputs(tx: Tx, workflow_id: str, cp: NewCheckpoint) -> None:
+    for out in cp.outputs:
+        tx.execute(
+            q.INSERT_OUTPUT,
+            {
+                "workflow_id": workflow_id,
+                "sequence": out.sequence,
+                "step": out.step,
+                "value": out.value,
+                "sha256": out.sha256,
+            },
+        )
 
 
 def _position(cp: NewCheckpoint) -> dict[str, Any]:

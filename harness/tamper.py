@@ -3,7 +3,8 @@
 Used by schedules to prove the loader and the artifact reads reject what they must: a changed
 byte, a row moved to another tenant, a validly sealed checkpoint of a schema this engine does
 not support, a checkpoint written by an older engine (one that migrates cleanly, one that lacks
-its tenant), and an artifact file that was altered or removed.
+its tenant), a step output altered (or forged) in its row, and an artifact file that was
+altered or removed.
 """
 
 from __future__ import annotations
@@ -12,18 +13,26 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Connection, insert, select, update
 
 from harness import _schema as t
 from harness.artifacts import FolderArtifacts
 from harness.errors import IntegrityError, KillpointError
-from harness.integrity import SecretRef, canonical_json, seal
+from harness.integrity import SecretRef, canonical_json, seal, sha256_hex
 from harness.migrations import upgrade
 from harness.model import SCHEMA_VERSION
 from harness.store import Store
 
 OTHER_TENANT = "tenant-from-elsewhere"
-CHECKPOINT_KINDS = ("flip_byte", "wrong_tenant", "unsupported_schema", "legacy_v2", "legacy_unsafe")
+CHECKPOINT_KINDS = (
+    "flip_byte",
+    "wrong_tenant",
+    "unsupported_schema",
+    "legacy_v2",
+    "legacy_unsafe",
+    "output_altered",
+)
+FORGED_STEP = "forged"
 ARTIFACT_KINDS = ("artifact_corrupt", "artifact_missing")
 
 
@@ -39,7 +48,10 @@ def tamper_latest(store: Store, workflow_id: str, kind: str, secret: SecretRef) 
         ).first()
         if row is None:
             raise KillpointError(f"no checkpoint of {workflow_id!r} to tamper with")
-        values = _altered(kind, row.body, row.tenant, secret)
+        if kind == "output_altered":
+            _alter_output(conn, workflow_id, row.sequence, row.body)
+            return int(row.sequence)
+        values = _altered(kind, row.body, row.tenant, secret, _inline(conn, workflow_id))
         if values:
             conn.execute(
                 update(t.checkpoints)
@@ -50,7 +62,65 @@ def tamper_latest(store: Store, workflow_id: str, kind: str, secret: SecretRef) 
         return int(row.sequence)
 
 
-def _altered(kind: str, body: bytes, tenant: str, secret: SecretRef) -> dict[str, Any]:
+def _alter_output(conn: Connection, workflow_id: str, sequence: int, body: bytes) -> None:
+    """Rewrite the latest output row the checkpoint pins (hash and all, as an attacker would,
+    and keeping its shape, so a step would still take it), or, where it pins none, forge one
+    after it."""
+    o = t.outputs.c
+    try:
+        since = int(json.loads(body)["outputs_ref"]["since"])
+    except (ValueError, KeyError, TypeError):
+        since = sequence
+    latest = conn.execute(
+        select(o.sequence, o.step, o.value)
+        .where(o.workflow_id == workflow_id)
+        .where(o.sequence > since)
+        .order_by(o.sequence.desc())
+        .limit(1)
+    ).first()
+    forged = canonical_json(_poisoned(json.loads(latest.value) if latest else None)).decode()
+    values = {"value": forged, "sha256": sha256_hex(forged.encode())}
+    if latest is None:
+        row = {"workflow_id": workflow_id, "sequence": sequence + 1, "step": FORGED_STEP}
+        conn.execute(insert(t.outputs).values(**row, **values))
+        return
+    conn.execute(
+        update(t.outputs)
+        .where(o.workflow_id == workflow_id)
+        .where(o.sequence == latest.sequence)
+        .where(o.step == latest.step)
+        .values(**values)
+    )
+
+
+def _poisoned(value: Any) -> Any:
+    """The same kind of value, saying something else."""
+    if isinstance(value, dict) and value:
+        key = sorted(value)[0]
+        return {**value, key: _poisoned(value[key])}
+    if isinstance(value, list) and value:
+        return [_poisoned(value[0]), *value[1:]]
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if isinstance(value, str):
+        return value + " (altered)"
+    return "forged by killpoint"
+
+
+def _inline(conn: Connection, workflow_id: str) -> dict[str, Any]:
+    """Every output row, as an engine older than schema v4 kept them: inside the checkpoint."""
+    o = t.outputs.c
+    rows = conn.execute(
+        select(o.step, o.value).where(o.workflow_id == workflow_id).order_by(o.sequence)
+    )
+    return {r.step: json.loads(r.value) for r in rows}
+
+
+def _altered(
+    kind: str, body: bytes, tenant: str, secret: SecretRef, inline: dict[str, Any]
+) -> dict[str, Any]:
     if kind == "flip_byte":
         flipped = bytearray(body)
         at = flipped.find(b'"input_hash":"sha256:') + len(b'"input_hash":"sha256:')
@@ -64,6 +134,8 @@ def _altered(kind: str, body: bytes, tenant: str, secret: SecretRef) -> dict[str
             doc = upgrade(doc)
         except IntegrityError:
             return {}  # already unusable; a second alteration changes nothing
+    if kind in ("legacy_v2", "legacy_unsafe"):
+        doc["outputs"] = {**inline, **doc["outputs"]}
     if kind == "unsupported_schema":
         doc["schema_version"] = 99
     elif kind == "legacy_v2":
@@ -85,7 +157,8 @@ def as_v2(doc: dict[str, Any]) -> dict[str, Any]:
     old = {
         k: v
         for k, v in doc.items()
-        if k not in ("versions", "input_hash", "pending", "status_reason", "secret_refs")
+        if k
+        not in ("versions", "input_hash", "pending", "status_reason", "secret_refs", "outputs_ref")
     }
     old["schema_version"] = 2
     old["plan_version"] = doc["versions"]["plan"]

@@ -12,6 +12,7 @@ approvals, verification), which say what a correct engine must do instead.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -40,7 +41,14 @@ from harness.model import (
 from harness.protocol import WorkerEnv
 from harness.reference import ReferenceEngine
 from harness.runner import REFERENCE, EngineSpec
-from harness.store import Lease, NewCheckpoint, Store, _checkpoint_row_new, _position
+from harness.store import (
+    Lease,
+    NewCheckpoint,
+    Store,
+    _checkpoint_row_new,
+    _position,
+    insert_outputs,
+)
 from harness.workflow import Step, StepKind
 from scenarios.base import Scenario
 
@@ -222,6 +230,11 @@ class _IntegrityUnchecked(Engine):
         """Deserialize whatever the store holds: no tag, no tenant check."""
         return Checkpoint.model_validate(upgrade(parse_sealed(stored.body)))
 
+    def load_outputs(self, cp: Checkpoint) -> dict[str, JsonValue]:
+        """Nor of the output rows against the checkpoint's chain."""
+        rows = self.store.outputs(cp.workflow_id, cp.outputs_ref.since)
+        return {**cp.outputs, **{r.step: json.loads(r.value) for r in rows}}
+
 
 class _OldSchemaDefaulted(Engine):
     def open(self, stored: Any, key: bytes) -> Checkpoint:
@@ -353,6 +366,12 @@ class _LastWriterWinsStore(Store):
                 .where(c.sequence == cp.sequence)
             )
             conn.execute(insert(t.checkpoints).values(**_checkpoint_row_new(lease, cp, now)))
+            conn.execute(
+                delete(t.outputs)
+                .where(t.outputs.c.workflow_id == lease.workflow_id)
+                .where(t.outputs.c.sequence == cp.sequence)
+            )
+            insert_outputs(conn, lease.workflow_id, cp)
 
 
 class _UnfencedStore(Store):

@@ -10,7 +10,9 @@ from harness.workflow import Workflow
 
 NAME = "authority"
 # Tampering the loader must refuse; a legacy checkpoint that migrates cleanly is not one.
-UNTRUSTED = frozenset({"flip_byte", "wrong_tenant", "unsupported_schema", "legacy_unsafe"})
+UNTRUSTED = frozenset(
+    {"flip_byte", "wrong_tenant", "unsupported_schema", "legacy_unsafe", "output_altered"}
+)
 
 
 def check_authority(history: History, workflow: Workflow) -> Verdict:

@@ -12,6 +12,7 @@ from harness.artifacts import FolderArtifacts
 from harness.envelope import open_checkpoint
 from harness.errors import ArtifactError
 from harness.integrity import sha256_hex
+from harness.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died
@@ -52,7 +53,9 @@ def test_the_artifact_is_recorded_with_its_hash_in_the_checkpoint(
         sha256_hex(b"rendered x"),
     )
     assert store.artifact("wf-1", "render") == (ref.sha256, ref.uri, "text/plain")
-    assert cp.outputs["use"] == len(b"rendered x")
+    assert StoreReader(store, "default").checkpoints("wf-1")[-1].outputs["use"] == len(
+        b"rendered x"
+    )
 
 
 def test_a_recorded_artifact_is_reused_after_a_crash(
@@ -95,5 +98,5 @@ def test_a_missing_or_mismatched_artifact_stops_the_run(
     assert (outcome.status, outcome.state) == (RunStatus.NEEDS_REVIEW, "rendered")
     assert reason in outcome.reason
     cp = open_checkpoint(store.checkpoints("wf-1")[-1], KEY, "default")
-    assert "use" not in cp.outputs
+    assert "use" not in StoreReader(store, "default").checkpoints("wf-1")[-1].outputs
     assert [p.kind for p in cp.pending] == ["review"]

@@ -217,6 +217,6 @@ def test_replay_warns_when_a_crash_point_is_never_reached(
 ) -> None:
     path = save_schedule(FaultSchedule(scenario="email", run_id="ghost-hit", crashes=(
         HitPoint(worker=0, step="no_such_step", boundary="step.begin"),)), tmp_path / "g.json")
-    code, out, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
+    code, _out, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
     assert code == 0  # the run itself is fine ...
     assert "never reached: w0 no_such_step:step.begin" in err  # ... but it did not crash

@@ -1,4 +1,5 @@
-"""The seal: a tampered, wrong-tenant or unsupported checkpoint is rejected before it is used."""
+"""The seal: a tampered, wrong-tenant or unsupported checkpoint, or an altered output row it
+pins, is rejected before it is used."""
 
 from __future__ import annotations
 
@@ -9,12 +10,20 @@ from sqlalchemy import update
 
 from harness import Engine, FakeClock, IntegrityError, RunStatus, Store
 from harness import _schema as t
+from harness import boundaries as b
 from harness.envelope import open_checkpoint, seal_checkpoint
 from harness.errors import SecretMissingError
-from harness.integrity import SecretRef, canonical_json, input_hash, seal, verify_seal
+from harness.integrity import (
+    SecretRef,
+    canonical_json,
+    input_hash,
+    seal,
+    sha256_hex,
+    verify_seal,
+)
 from harness.model import StoredCheckpoint
 from tests.conftest import TEST_KEY
-from tests.harness.flows import make_engine
+from tests.harness.flows import Crash, Died, make_engine
 
 KEY = TEST_KEY.encode()
 
@@ -152,3 +161,68 @@ def test_a_body_that_disagrees_with_its_row_is_rejected(engine: Engine, store: S
     moved = stored.model_copy(update={"workflow_id": "wf-2"})
     with pytest.raises(IntegrityError, match="disagrees with its row"):
         open_checkpoint(moved, KEY, "default")
+
+
+def _outputs_table(store: Store, **values: object) -> None:
+    with store.engine.begin() as conn:
+        conn.execute(update(t.outputs).where(t.outputs.c.step == "plan").values(**values))
+
+
+def test_the_checkpoint_pins_its_step_outputs_without_carrying_them(
+    engine: Engine, store: Store
+) -> None:
+    engine.run("pure", "wf-1", {"n": 1})
+    final = open_checkpoint(_stored(store), KEY, "default")
+    assert final.outputs == {}
+    assert [(o.sequence, o.step, o.value) for o in store.outputs("wf-1")] == [
+        (2, "plan", "1"),
+        (3, "finish", "2"),
+    ]
+    assert (final.outputs_ref.since, final.outputs_ref.count) == (0, 2)
+    assert engine.load_outputs(final) == {"plan": 1, "finish": 2}
+
+
+@pytest.mark.parametrize(
+    ("alteration", "reason"),
+    [
+        ({"value": "7"}, "does not match its hash"),
+        ({"value": "7", "sha256": sha256_hex(b"7")}, "disagree with checkpoint"),  # rehashed
+    ],
+)
+def test_an_altered_output_row_is_rejected_and_no_step_runs(
+    alteration: dict[str, object],
+    reason: str,
+    store: Store,
+    clock: FakeClock,
+    tmp_path: Path,
+    checkpoint_key: bytes,
+) -> None:
+    with pytest.raises(Died):
+        make_engine(store, clock, tmp_path, hook=Crash(b.CHECKPOINT_COMMITTED, "plan")).run(
+            "pure", "wf-1", {"n": 1}
+        )
+    _outputs_table(store, **alteration)
+    clock.advance(31)
+
+    outcome = make_engine(store, clock, tmp_path).resume("wf-1")
+
+    assert outcome.status is RunStatus.QUARANTINED
+    assert reason in outcome.reason
+    assert [c.sequence for c in store.checkpoints("wf-1")] == [1, 2]
+
+
+def test_a_forged_output_row_beyond_the_checkpoint_is_rejected(
+    engine: Engine, store: Store
+) -> None:
+    engine.start("pure", "wf-1", {"n": 1})
+    with store.engine.begin() as conn:
+        conn.execute(
+            t.outputs.insert().values(
+                workflow_id="wf-1", sequence=2, step="plan", value="9", sha256=sha256_hex(b"9")
+            )
+        )
+
+    outcome = engine.resume("wf-1")
+
+    assert outcome.status is RunStatus.QUARANTINED
+    assert "beyond checkpoint #1" in outcome.reason

@@ -1,7 +1,7 @@
 """Old-schema checkpoints migrate through the chain; one missing a security field is quarantined.
 
-The v1 and v2 documents below are what older engines wrote: sealed with the key and inserted as
-rows, exactly as they would sit in a database that outlived a deployment.
+The v1, v2 and v3 documents below are what older engines wrote: sealed with the key and inserted
+as rows, exactly as they would sit in a database that outlived a deployment.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import pytest
 from harness import Engine, FakeClock, IntegrityError, QuarantinedError, RunStatus, Store
 from harness.envelope import open_checkpoint
 from harness.integrity import canonical_json, input_hash, seal
-from harness.migrations import UNRECORDED, upgrade
-from harness.model import Budget, Checkpoint, WorkflowRecord
+from harness.migrations import UNRECORDED, upgrade, v2_to_v3
+from harness.model import SCHEMA_VERSION, Budget, Checkpoint, WorkflowRecord
+from harness.reference import StoreReader
 from harness.store import NewCheckpoint
 from tests.conftest import TEST_KEY
+from tests.harness.flows import VERSIONS
 
 KEY = TEST_KEY.encode()
 
@@ -87,12 +89,29 @@ def v2_doc(clock: FakeClock, **overrides: Any) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if v is not None}
 
 
+def v3_doc(clock: FakeClock, **overrides: Any) -> dict[str, Any]:
+    """A v3 checkpoint of the publish flow, drafted: its step outputs are inline."""
+    doc = v2_to_v3(
+        v2_doc(
+            clock,
+            workflow_name="publish",
+            state="drafted",
+            input={"slug": "old-post", "title": "Old"},
+            outputs={"draft": {"slug": "old-post", "title": "Old"}},
+            next_actions=["create_post"],
+        )
+    )
+    doc["versions"] = VERSIONS.model_dump()
+    doc.update(overrides)
+    return doc
+
+
 def insert_old(store: Store, clock: FakeClock, doc: dict[str, Any]) -> None:
     """Insert an old-schema document as a sealed checkpoint row with its workflow row."""
     body = canonical_json(doc)
     record = WorkflowRecord(
         workflow_id="wf-old",
-        workflow_name="pure",
+        workflow_name=doc["workflow_name"],
         tenant="default",
         status=RunStatus.RUNNING,
         status_reason="",
@@ -125,7 +144,7 @@ def insert_old(store: Store, clock: FakeClock, doc: dict[str, Any]) -> None:
 
 def test_v1_migrates_through_v2_to_the_current_schema(clock: FakeClock) -> None:
     cp = Checkpoint.model_validate(upgrade(v1_doc(clock)))
-    assert cp.schema_version == 3
+    assert cp.schema_version == SCHEMA_VERSION
     assert cp.tenant == "default"
     assert cp.budget == Budget(attempts_left=8, steps_left=45, cost_left=93, time_left_ms=3_599_000)
     assert [(a.gate, a.actor, a.expires_at) for a in cp.approvals] == [
@@ -147,19 +166,34 @@ def test_an_old_schema_row_migrates_and_the_run_resumes(
 ) -> None:
     insert_old(store, clock, make_doc(clock))
     cp = open_checkpoint(store.checkpoints("wf-old")[0], KEY, "default")
-    assert cp.schema_version == 3
+    assert cp.schema_version == SCHEMA_VERSION
 
     outcome = engine.resume("wf-old")
 
     assert outcome.status is RunStatus.COMPLETED
     rows = store.checkpoints("wf-old")
-    assert [r.schema_version for r in rows] == [make_doc(clock)["schema_version"]] + [3] * (
-        len(rows) - 1
-    )
+    assert [r.schema_version for r in rows] == [make_doc(clock)["schema_version"]] + [
+        SCHEMA_VERSION
+    ] * (len(rows) - 1)
     # The unrecorded versions are a version change: the policy's decision is recorded.
     second = open_checkpoint(rows[1], KEY, "default")
     assert second.lineage.parent_run_id == "wf-old:r1"
     assert second.lineage.decision == "restart"
+
+
+def test_a_v3_checkpoint_keeps_its_inline_outputs_and_later_ones_go_to_rows(
+    new_worker: Any, store: Store, clock: FakeClock
+) -> None:
+    insert_old(store, clock, v3_doc(clock))
+
+    outcome = new_worker().resume("wf-old")
+
+    assert outcome.status is RunStatus.COMPLETED
+    [post] = [e for e in store.effects("wf-old") if e.step == "create_post"]
+    assert post.args["slug"] == "old-post"  # the step read the draft kept inline
+    final = StoreReader(store, "default").checkpoints("wf-old")[-1]
+    assert final.outputs == {"draft": {"slug": "old-post", "title": "Old"}}
+    assert store.outputs("wf-old") == []  # nothing was copied out of the old checkpoint
 
 
 SECURITY_GAPS = [
@@ -200,7 +234,8 @@ def test_a_stored_checkpoint_missing_a_security_field_quarantines_the_run(
 
 
 @pytest.mark.parametrize(
-    ("version", "message"), [(4, "newer than this engine"), (0, "no migration"), ("3", "integer")]
+    ("version", "message"),
+    [(SCHEMA_VERSION + 1, "newer than this engine"), (0, "no migration"), ("3", "integer")],
 )
 def test_unsupported_schema_versions_are_rejected(
     version: Any, message: str, clock: FakeClock

@@ -11,7 +11,7 @@ from harness.checkers import CHECKERS
 from harness.hunt import hunt
 from harness.reference import ReferenceEngine
 from harness.runner import REFERENCE
-from harness.schedule import FaultSchedule, HitPoint
+from harness.schedule import FaultSchedule, HitPoint, Tamper
 from scenarios import CATALOGUE
 from scenarios.mutants import DESCRIPTIONS, MUTANTS
 
@@ -62,14 +62,39 @@ def test_the_reference_is_not_caught_where_the_mutants_are(tmp_path: Path) -> No
 
 
 def _verdicts(engine: str, scenario: str, schedule: FaultSchedule, root: Path) -> dict[str, object]:
-    campaign = Campaign(
-        CampaignConfig(scenarios=[CATALOGUE[scenario]], workdir=root, engine=MUTANTS[engine])
-    )
+    return _judged(engine, scenario, schedule, root)[1]
+
+
+def _judged(
+    engine: str, scenario: str, schedule: FaultSchedule, root: Path
+) -> tuple[str, dict[str, object]]:
+    """(final status, verdict per checker) of one run of `engine` (a mutant, or "reference")."""
+    spec = REFERENCE if engine == "reference" else MUTANTS[engine]
+    campaign = Campaign(CampaignConfig(scenarios=[CATALOGUE[scenario]], workdir=root, engine=spec))
     try:
         result, _ = campaign.execute(CATALOGUE[scenario], schedule, "single")
     finally:
         campaign.close()
-    return {v.checker: v.valid for v in result.verdicts}
+    return result.final_status, {v.checker: v.valid for v in result.verdicts}
+
+
+def test_an_output_row_altered_between_workers_stops_the_run_unless_trusted(
+    tmp_path: Path,
+) -> None:
+    """A step output lives in its own row, pinned by the checkpoint's hash chain: the reference
+    refuses to go on from an altered one; an engine that checks nothing acts on it."""
+    schedule = FaultSchedule(
+        scenario="research_publish",
+        run_id="output-altered",
+        crashes=(HitPoint(worker=0, step="draft", boundary="step.begin"),),
+        tamper=(Tamper(after_worker=0, kind="output_altered"),),
+    )
+    status, verdicts = _judged("reference", "research_publish", schedule, tmp_path / "r")
+    assert status == "quarantined"
+    assert all(v is True for v in verdicts.values()), verdicts
+    trusting = "checkpoint_trusted_unchecked"
+    _, verdicts = _judged(trusting, "research_publish", schedule, tmp_path / "m")
+    assert verdicts["authority"] is False
 
 
 # checker -> a mutant whose hunt it ends (the pins above), or for progress a pinned schedule
