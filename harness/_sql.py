@@ -13,35 +13,73 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Boolean, Engine, Float, Integer, LargeBinary, String
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
+from sqlalchemy.types import NullType
 
 Row = dict[str, Any]
 
+COMPILED_CAP = 1024
+# Types sqlite3 and psycopg take as Python gives them; SQLAlchemy's conversions for these
+# (bytes to memoryview, int to float, bool to int) are no-ops for both drivers.
+NATIVE = (String, Integer, Float, Boolean, LargeBinary, NullType)
+_generation = 0  # bumped in every forked child: a connection of another generation is not ours
 
-@dataclass(frozen=True)
+
+def _forked() -> None:
+    global _generation
+    _generation += 1
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 class Prepared:
     """One statement compiled for one database: its SQL and how to lay out its parameters."""
 
-    sql: str
-    order: tuple[str, ...] | None  # parameter names in positional order; None: by name
-    literals: Mapping[str, Any]  # values bound into the statement when it was built
-    processors: Mapping[str, Callable[[Any], Any]]
+    __slots__ = ("_pick", "_processed", "literals", "order", "processors", "sql")
 
-    def arguments(self, params: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
-        values = {**self.literals, **params} if self.literals else dict(params)
-        for name, process in self.processors.items():
-            if name in values and values[name] is not None:
-                values[name] = process(values[name])
-        if self.order is None:
-            return values
-        return tuple(values[name] for name in self.order)
+    def __init__(
+        self,
+        sql: str,
+        order: tuple[str, ...] | None,  # parameter names in positional order; None: by name
+        literals: Mapping[str, Any],  # values bound into the statement when it was built
+        processors: Mapping[str, Callable[[Any], Any]],  # the column types' conversions
+    ) -> None:
+        self.sql, self.order, self.literals, self.processors = sql, order, literals, processors
+        self._pick = itemgetter(*order) if order else None
+        self._processed = tuple(
+            (i, processors[name]) for i, name in enumerate(order or ()) if name in processors
+        )
+
+    def arguments(self, params: Mapping[str, Any]) -> Sequence[Any] | dict[str, Any]:
+        if self.literals:
+            params = {**self.literals, **params}
+        if self.order is None:  # a named paramstyle (PostgreSQL)
+            if not self.processors:
+                return dict(params)
+            return {
+                k: v if v is None or k not in self.processors else self.processors[k](v)
+                for k, v in params.items()
+            }
+        if self._pick is None:
+            return ()
+        picked = self._pick(params)
+        if len(self.order) == 1:
+            picked = (picked,)
+        if not self._processed:
+            return picked  # type: ignore[no-any-return]
+        values = list(picked)
+        for i, process in self._processed:
+            if values[i] is not None:
+                values[i] = process(values[i])
+        return values
 
 
 class Result:
@@ -72,6 +110,17 @@ class Tx:
         self._database = database
         self._cursor = cursor
 
+    def write(self, statement: ClauseElement, params: Mapping[str, Any]) -> int:
+        """Run a statement that returns no rows; how many rows it changed."""
+        prepared = self._database.prepare(statement)
+        arguments = prepared.arguments(params)
+        try:
+            return int(self._cursor.execute(prepared.sql, arguments).rowcount)
+        except self._database.dbapi_error as exc:
+            raise DBAPIError.instance(
+                prepared.sql, arguments, exc, self._database.dbapi_error
+            ) from exc
+
     def execute(self, statement: ClauseElement, params: Mapping[str, Any] | None = None) -> Result:
         prepared = self._database.prepare(statement)
         arguments = prepared.arguments(params or {})
@@ -90,13 +139,42 @@ class Tx:
         return Result(cursor.rowcount, rows)
 
 
+class Transaction:
+    """`with` it for a `Tx` whose statements commit together, or roll back on any exception."""
+
+    __slots__ = ("_cursor", "_database")
+
+    def __init__(self, database: Database, cursor: Any) -> None:
+        self._database = database
+        self._cursor = cursor
+
+    def __enter__(self) -> Tx:
+        begin, error = self._database.begin, self._database.dbapi_error
+        try:
+            self._cursor.execute(begin)
+        except error as exc:
+            raise DBAPIError.instance(begin, (), exc, error) from exc
+        return Tx(self._database, self._cursor)
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        error = self._database.dbapi_error
+        if kind is not None:
+            with suppress(error):  # the original error is the one worth raising
+                self._cursor.execute("ROLLBACK")
+            return
+        try:
+            self._cursor.execute("COMMIT")
+        except error as exc:
+            raise DBAPIError.instance("COMMIT", (), exc, error) from exc
+
+
 class _Connection:
     """A driver connection owned by one thread of one process, with its cursor."""
 
-    def __init__(self, dbapi_connection: Any, pid: int) -> None:
+    def __init__(self, dbapi_connection: Any) -> None:
         self.dbapi = dbapi_connection
         self.cursor = dbapi_connection.cursor()
-        self.pid = pid
+        self.generation = _generation
 
 
 class Database:
@@ -106,11 +184,11 @@ class Database:
         self.engine = engine
         self.dialect = engine.dialect
         self.dbapi_error: type[Exception] = engine.dialect.loaded_dbapi.Error
-        self._begin = begin
+        self.begin = begin
         self._schema_map = engine.get_execution_options().get("schema_translate_map")
-        self._compiled: weakref.WeakKeyDictionary[ClauseElement, Prepared] = (
-            weakref.WeakKeyDictionary()
-        )
+        # by id, holding the statement so its id is not reused while cached; statements built
+        # afresh per call (a mutant's, say) would grow it without end, hence the cap
+        self._compiled: dict[int, tuple[ClauseElement, Prepared]] = {}
         self._local = threading.local()
         self._open: weakref.WeakSet[_Connection] = weakref.WeakSet()
         self._inherited: list[_Connection] = []
@@ -118,9 +196,13 @@ class Database:
     # -- statements ---------------------------------------------------------------------------
 
     def prepare(self, statement: ClauseElement) -> Prepared:
-        prepared = self._compiled.get(statement)
-        if prepared is None:
-            prepared = self._compiled[statement] = self._compile(statement)
+        cached = self._compiled.get(id(statement))
+        if cached is not None:
+            return cached[1]
+        if len(self._compiled) >= COMPILED_CAP:
+            self._compiled.clear()
+        prepared = self._compile(statement)
+        self._compiled[id(statement)] = (statement, prepared)
         return prepared
 
     def _compile(self, statement: ClauseElement) -> Prepared:
@@ -136,13 +218,18 @@ class Database:
             k: v for k, v in compiled.construct_params(_check=False).items() if k not in required
         }
         order = tuple(compiled.positiontup) if compiled.positional else None
-        return Prepared(compiled.string, order, literals, dict(compiled._bind_processors))
+        processors = {
+            name: process
+            for name, process in compiled._bind_processors.items()
+            if not isinstance(compiled.binds[name].type, NATIVE)
+        }
+        return Prepared(compiled.string, order, literals, processors)
 
     # -- connections and transactions ---------------------------------------------------------
 
     def _connection(self) -> _Connection:
         conn: _Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and conn.pid == os.getpid():
+        if conn is not None and conn.generation == _generation:
             return conn
         if conn is not None:  # forked without after_fork: the parent's, keep it untouched
             self._inherited.append(conn)
@@ -154,30 +241,14 @@ class Database:
         pooled.detach()  # ours alone: never handed back to SQLAlchemy's pool
         if self.dialect.name == "postgresql":
             dbapi.autocommit = True  # transactions are begun explicitly, like SQLite's
-        conn = _Connection(dbapi, os.getpid())
+        conn = _Connection(dbapi)
         self._local.conn = conn
         self._open.add(conn)
         return conn
 
-    @contextmanager
-    def transaction(self) -> Iterator[Tx]:
+    def transaction(self) -> Transaction:
         """One write transaction; SQLite's begins IMMEDIATE, so writers queue at its start."""
-        conn = self._connection()
-        cursor = conn.cursor
-        try:
-            cursor.execute(self._begin)
-        except self.dbapi_error as exc:
-            raise DBAPIError.instance(self._begin, (), exc, self.dbapi_error) from exc
-        try:
-            yield Tx(self, cursor)
-        except BaseException:
-            with suppress(self.dbapi_error):  # the original error is the one worth raising
-                cursor.execute("ROLLBACK")
-            raise
-        try:
-            cursor.execute("COMMIT")
-        except self.dbapi_error as exc:
-            raise DBAPIError.instance("COMMIT", (), exc, self.dbapi_error) from exc
+        return Transaction(self, self._connection().cursor)
 
     def reading(self) -> Tx:
         """Statements that each commit on their own: reads outside any transaction."""
@@ -194,7 +265,7 @@ class Database:
 
     def close(self) -> None:
         for conn in list(self._open):
-            if conn.pid == os.getpid():
+            if conn.generation == _generation:
                 conn.dbapi.close()
         self._open = weakref.WeakSet()
         self._local = threading.local()

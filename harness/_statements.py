@@ -67,11 +67,6 @@ ACQUIRE_LEASE = (
         updated_at=bindparam("now"),
     )
 )
-RELEASE_LEASE = (
-    update(t.workflows)
-    .where(w.workflow_id == bindparam("workflow_id"))
-    .values(lease_owner=None, lease_expires_at=None)
-)
 COMPACTED_BELOW = select(w.compacted_below).where(w.workflow_id == bindparam("workflow_id"))
 SET_COMPACTED_BELOW = (
     update(t.workflows)
@@ -84,7 +79,8 @@ SET_COMPACTED_BELOW = (
 def guarded_update(expect_sequence: bool, keys: tuple[str, ...], spend_attempt: bool) -> Update:
     """The fenced UPDATE of a write: our token, our unexpired lease [and the sequence we read].
 
-    Values are parameters `v_<column>`; `spend_attempt` also takes one durable attempt."""
+    Each value is the parameter of its column's name; `spend_attempt` also takes one durable
+    attempt."""
     stmt = (
         update(t.workflows)
         .where(w.workflow_id == bindparam("g_workflow_id"))
@@ -94,7 +90,7 @@ def guarded_update(expect_sequence: bool, keys: tuple[str, ...], spend_attempt: 
     )
     if expect_sequence:
         stmt = stmt.where(w.sequence == bindparam("g_sequence"))
-    values: dict[str, Any] = {k: bindparam(f"v_{k}") for k in keys}
+    values: dict[str, Any] = {k: bindparam(k) for k in keys}
     if spend_attempt:
         values["attempts_left"] = w.attempts_left - 1
     return stmt.values(values)

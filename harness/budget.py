@@ -30,14 +30,25 @@ def initial_budget(limits: BudgetLimits) -> Budget:
     )
 
 
-def spend(budget: Budget, *, steps: int = 0, cost: int = 0, attempts: int = 0) -> Budget:
-    return budget.model_copy(
-        update={
-            "steps_left": budget.steps_left - steps,
-            "cost_left": budget.cost_left - cost,
-            "attempts_left": budget.attempts_left - attempts,
-        }
+def after_step(
+    budget: Budget, *, steps: int, cost: int, attempts_left: int, deadline: float, now: float
+) -> Budget:
+    """What is left once a step commits: its steps and cost spent, the attempts the store holds
+    (spent as each effect started), and the time to the deadline."""
+    return Budget(
+        attempts_left=attempts_left,
+        steps_left=budget.steps_left - steps,
+        cost_left=budget.cost_left - cost,
+        time_left_ms=round((deadline - now) * 1000),
     )
+
+
+def exhausted_at(budget: Budget, deadline: float, now: float) -> str | None:
+    """Which limit has run out by `now`, if any: `at_time(...).exhausted()` without the copy."""
+    for name in ("attempts", "steps", "cost"):
+        if getattr(budget, f"{name}_left") <= 0:
+            return name
+    return "time" if round((deadline - now) * 1000) <= 0 else None
 
 
 def at_time(budget: Budget, deadline: float, now: float) -> Budget:

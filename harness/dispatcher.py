@@ -21,7 +21,7 @@ from harness import boundaries as b
 from harness.adapters import EffectAdapter
 from harness.artifacts import ArtifactStore
 from harness.boundaries import BoundaryHook, no_hook
-from harness.budget import BudgetLimits, at_time, initial_budget, spend
+from harness.budget import BudgetLimits, after_step, at_time, exhausted_at, initial_budget
 from harness.clock import Clock
 from harness.compat import CompatibilityPolicy
 from harness.context import LazyEffects, StepContext
@@ -56,6 +56,7 @@ from harness.store import Lease, StepOutput, Store
 from harness.workflow import Step, StepKind, Transition, Workflow
 
 S = EffectStatus
+_SETTLED = (S.VERIFIED, S.COMPENSATED)  # no longer pending: dropped from the next checkpoint
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class BackToGate(Exception):
         self.reason = reason
 
 
-@dataclass
+@dataclass(slots=True)
 class _Change:
     """What one step did, to be committed as the next checkpoint."""
 
@@ -315,8 +316,7 @@ class Engine:
         return cp
 
     def _budget_stop(self, session: Session, cp: Checkpoint) -> _Change | None:
-        budget = at_time(cp.budget, self._deadline(cp), self.clock.now())
-        exhausted = budget.exhausted()
+        exhausted = exhausted_at(cp.budget, self._deadline(cp), self.clock.now())
         if exhausted is None or exhausted == "attempts":
             return None
         return _Change(cp.state, RunStatus.BUDGET_EXHAUSTED, f"{exhausted} budget exhausted")
@@ -587,15 +587,23 @@ class Engine:
             rows.append(StepOutput(sequence, name, text, sha))
             digest = output_link(ref.digest, sequence, name, sha)
             ref = OutputsRef(since=ref.since, count=ref.count + 1, digest=digest)
-        artifacts = {} if change.reset else {a.produced_by: a for a in cp.artifacts}
-        artifacts.update(change.artifacts)
-        refs = {
-            r.operation_id: r for r in cp.effects if r.status not in (S.VERIFIED, S.COMPENSATED)
-        }
-        refs.update({r.operation_id: _ref(r) for r in change.effects})
-        budget = spend(cp.budget, steps=1 if step else 0, cost=step.cost if step else 0)
-        budget = budget.model_copy(update={"attempts_left": session.attempts_left})
-        budget = at_time(budget, self._deadline(cp), now)
+        artifacts = cp.artifacts
+        if change.reset or change.artifacts:
+            kept = {} if change.reset else {a.produced_by: a for a in cp.artifacts}
+            artifacts = tuple({**kept, **change.artifacts}.values())
+        effects = cp.effects
+        if change.effects or any(r.status in _SETTLED for r in effects):
+            refs = {r.operation_id: r for r in effects if r.status not in _SETTLED}
+            refs.update({r.operation_id: _ref(r) for r in change.effects})
+            effects = tuple(refs.values())
+        budget = after_step(
+            cp.budget,
+            steps=1 if step else 0,
+            cost=step.cost if step else 0,
+            attempts_left=session.attempts_left,
+            deadline=self._deadline(cp),
+            now=now,
+        )
         pending: tuple[PendingWork, ...] = ()
         if change.status is RunStatus.WAITING_APPROVAL and step is not None:
             pending = (PendingWork(kind="approval", ref=step.gate or "", detail=change.reason),)
@@ -612,8 +620,8 @@ class Engine:
                 "status_reason": change.reason,
                 "outputs_ref": ref,
                 "outputs": inline,
-                "artifacts": tuple(artifacts.values()),
-                "effects": tuple(refs.values()),
+                "artifacts": artifacts,
+                "effects": effects,
                 "approvals": cp.approvals if change.approvals is None else change.approvals,
                 "budget": budget,
                 "pending": pending,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from harness.errors import IntegrityError, WrongTenantError
-from harness.integrity import canonical_json, parse_sealed, seal, verify_seal
+from harness.integrity import parse_sealed, seal, verify_seal
 from harness.migrations import upgrade
 from harness.model import SCHEMA_VERSION, Checkpoint, StoredCheckpoint
 from harness.store import NewCheckpoint, StepOutput
@@ -19,7 +19,7 @@ from harness.store import NewCheckpoint, StepOutput
 def seal_checkpoint(
     cp: Checkpoint, key: bytes, outputs: tuple[StepOutput, ...] | list[StepOutput] = ()
 ) -> NewCheckpoint:
-    body = canonical_json(cp.model_dump(mode="json"))
+    body = cp.model_dump_json().encode()  # fields in schema order: one byte string per checkpoint
     return NewCheckpoint(
         sequence=cp.sequence,
         run_id=cp.lineage.run_id,

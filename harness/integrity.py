@@ -32,9 +32,12 @@ class SecretRef:
         return value.encode()
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> bytes:
     """One byte string per value: sorted keys, no spaces, UTF-8."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _CANONICAL.encode(value).encode()
 
 
 def sha256_hex(data: bytes) -> str:
@@ -51,8 +54,7 @@ def output_link(previous: str, sequence: int, step: str, value_sha256: str) -> s
 
 
 def seal(body: bytes, tenant: str, key: bytes) -> str:
-    mac = hmac.new(key, tenant.encode() + b"\x00" + body, hashlib.sha256)
-    return "hmac-sha256:" + mac.hexdigest()
+    return "hmac-sha256:" + hmac.digest(key, tenant.encode() + b"\x00" + body, "sha256").hex()
 
 
 def verify_seal(body: bytes, tenant: str, tag: str, key: bytes) -> None:

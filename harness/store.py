@@ -10,10 +10,9 @@ no engine code has to remember to check.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import IntegrityError as SqlIntegrityError
@@ -21,7 +20,7 @@ from sqlalchemy.exc import IntegrityError as SqlIntegrityError
 from harness import _schema as t
 from harness import _statements as q
 from harness._backends import begin_statement, build_engine, resolve_url
-from harness._sql import Database, Row, Tx
+from harness._sql import Database, Row, Transaction, Tx
 from harness.errors import (
     ConflictError,
     KillpointError,
@@ -49,8 +48,7 @@ class Lease:
     expires_at: float
 
 
-@dataclass(frozen=True)
-class StepOutput:
+class StepOutput(NamedTuple):
     """A step's small result as stored: canonical JSON and its hash."""
 
     sequence: int
@@ -59,9 +57,11 @@ class StepOutput:
     sha256: str
 
 
-@dataclass(frozen=True)
-class NewCheckpoint:
-    """What a worker asks the store to commit at a boundary, with the outputs it made."""
+class NewCheckpoint(NamedTuple):
+    """What a worker asks the store to commit at a boundary, with the outputs it made.
+
+    A tuple, not a dataclass: one is built per step, and a frozen dataclass costs more to build
+    than SQLite takes to store it."""
 
     sequence: int
     run_id: str
@@ -111,10 +111,8 @@ class Store:
         self.db.close()
         self.engine.dispose()
 
-    @contextmanager
-    def _tx(self) -> Iterator[Tx]:
-        with self.db.transaction() as tx:
-            yield tx
+    def _tx(self) -> Transaction:
+        return self.db.transaction()
 
     # -- workflows and leases -------------------------------------------------------------
 
@@ -122,10 +120,10 @@ class Store:
         """Insert a workflow and its checkpoint 1. False if it already exists (redelivery)."""
         try:
             with self._tx() as tx:
-                tx.execute(
+                tx.write(
                     q.INSERT_WORKFLOW, {**record.model_dump(mode="json"), "compacted_below": 0}
                 )
-                tx.execute(q.INSERT_CHECKPOINT, _checkpoint_row(record, first, 0))
+                tx.write(q.INSERT_CHECKPOINT, _checkpoint_row(record, first, 0))
         except SqlIntegrityError:
             return False
         return True
@@ -146,7 +144,7 @@ class Store:
             "now": now,
         }
         with self._tx() as tx:
-            tx.execute(q.QUARANTINE, params)
+            tx.write(q.QUARANTINE, params)
 
     def workflow_ids(self) -> list[str]:
         return [str(v) for v in self.db.reading().execute(q.WORKFLOW_IDS).scalars()]
@@ -155,7 +153,7 @@ class Store:
         """Take ownership if free, expired or already ours; always with a larger fencing token."""
         params = {"workflow_id": workflow_id, "owner": owner, "now": now, "expires_at": now + ttl}
         with self._tx() as tx:
-            moved = tx.execute(q.ACQUIRE_LEASE, params).rowcount
+            moved = tx.write(q.ACQUIRE_LEASE, params)
             row = tx.execute(q.LEASE_ROW, {"workflow_id": workflow_id}).first()
         if row is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
@@ -173,9 +171,8 @@ class Store:
         return Lease(lease.workflow_id, lease.owner, lease.token, now + ttl)
 
     def release_lease(self, lease: Lease, now: float) -> None:
-        with self._tx() as tx:
-            self._guard(tx, lease, now)
-            tx.execute(q.RELEASE_LEASE, {"workflow_id": lease.workflow_id})
+        with self._tx() as tx:  # the fenced move itself lets go: one statement
+            self._guard(tx, lease, now, lease_owner=None, lease_expires_at=None)
 
     def _guard(
         self,
@@ -192,14 +189,15 @@ class Store:
         if extend_to is not None:
             values["lease_expires_at"] = extend_to
         values["updated_at"] = now
-        params = {f"v_{k}": v for k, v in values.items()}
-        params.update(
-            g_workflow_id=lease.workflow_id, g_token=lease.token, g_owner=lease.owner, g_now=now
+        shape = q.guarded_update(expect_sequence is not None, tuple(values), spend_attempt)
+        values.update(  # the parameters: each value by its column's name, and the guard's
+            g_workflow_id=lease.workflow_id,
+            g_token=lease.token,
+            g_owner=lease.owner,
+            g_now=now,
+            g_sequence=expect_sequence,
         )
-        if expect_sequence is not None:
-            params["g_sequence"] = expect_sequence
-        shape = q.guarded_update(expect_sequence is not None, tuple(sorted(values)), spend_attempt)
-        if tx.execute(shape, params).rowcount == 1:
+        if tx.write(shape, values) == 1:
             return
         row = tx.execute(q.LEASE_ROW, {"workflow_id": lease.workflow_id}).first()
         if row is None:
@@ -233,7 +231,7 @@ class Store:
                 **_position(cp),
             )
             try:
-                tx.execute(q.INSERT_CHECKPOINT, _checkpoint_row_new(lease, cp, now))
+                tx.write(q.INSERT_CHECKPOINT, _checkpoint_row_new(lease, cp, now))
             except SqlIntegrityError as exc:
                 raise ConflictError(
                     f"checkpoint {cp.sequence} of {lease.workflow_id!r} already exists"
@@ -274,9 +272,9 @@ class Store:
                 highest = tx.execute(q.HIGHEST_DOOMED, doomed).scalar()
                 if highest is None:
                     continue
-                dropped += tx.execute(q.DELETE_DOOMED, doomed).rowcount
+                dropped += tx.write(q.DELETE_DOOMED, doomed)
                 below = {"workflow_id": row["workflow_id"], "below": highest + 1}
-                tx.execute(q.SET_COMPACTED_BELOW, below)
+                tx.write(q.SET_COMPACTED_BELOW, below)
         return dropped
 
     # -- effect ledger --------------------------------------------------------------------
@@ -288,7 +286,7 @@ class Store:
             existing = _effect(tx, record.workflow_id, record.operation_id)
             if existing is not None:
                 return existing
-            tx.execute(q.INSERT_EFFECT, _effect_row(record, now))
+            tx.write(q.INSERT_EFFECT, _effect_row(record, now))
             _log(tx, lease, record.operation_id, record.status, now, attempt=False)
         return record
 
@@ -318,7 +316,7 @@ class Store:
             if receipt is not None:
                 params["v_receipt"] = receipt.model_dump_json()
             shape = q.effect_update(receipt is not None, attempt, len(expect))
-            if not tx.execute(shape, params).rowcount:
+            if not tx.write(shape, params):
                 current = _effect(tx, lease.workflow_id, operation_id)
                 raise ConflictError(
                     f"effect {operation_id!r} is {current.status if current else 'absent'}, "
@@ -363,8 +361,8 @@ class Store:
         key = {"workflow_id": lease.workflow_id, "step": step}
         with self._tx() as tx:
             self._guard(tx, lease, now)
-            tx.execute(q.DELETE_ARTIFACT, key)
-            tx.execute(
+            tx.write(q.DELETE_ARTIFACT, key)
+            tx.write(
                 q.INSERT_ARTIFACT,
                 {
                     **key,
@@ -394,8 +392,8 @@ class Store:
         key = {"workflow_id": lease.workflow_id, "gate": gate}
         with self._tx() as tx:
             self._guard(tx, lease, now)
-            tx.execute(q.DELETE_APPROVAL, key)
-            tx.execute(
+            tx.write(q.DELETE_APPROVAL, key)
+            tx.write(
                 q.INSERT_APPROVAL,
                 {
                     **key,
@@ -418,7 +416,7 @@ class Store:
             "expires_at": expires_at,
         }
         with self._tx() as tx:
-            moved = tx.execute(q.GRANT_APPROVAL, params).rowcount
+            moved = tx.write(q.GRANT_APPROVAL, params)
         if not moved:
             raise KillpointError(f"no pending approval request {gate!r} on {workflow_id!r}")
         return next(a for a in self.approvals(workflow_id) if a.gate == gate)
@@ -439,7 +437,7 @@ class Store:
 
 def insert_outputs(tx: Tx, workflow_id: str, cp: NewCheckpoint) -> None:
     for out in cp.outputs:
-        tx.execute(
+        tx.write(
             q.INSERT_OUTPUT,
             {
                 "workflow_id": workflow_id,
@@ -532,7 +530,7 @@ def _log(
     attempt: bool,
     detail: str = "",
 ) -> None:
-    tx.execute(
+    tx.write(
         q.INSERT_LOG,
         {
             "workflow_id": lease.workflow_id,

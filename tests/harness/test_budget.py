@@ -7,7 +7,7 @@ import pytest
 from fake_services import InProcessServices
 from harness import BudgetLimits, FakeClock, RunStatus, Store
 from harness import boundaries as b
-from harness.budget import at_time, initial_budget, spend
+from harness.budget import after_step, at_time, exhausted_at, initial_budget
 from harness.envelope import open_checkpoint
 from harness.model import Budget, Checkpoint
 from tests.conftest import TEST_KEY
@@ -25,9 +25,9 @@ def latest(store: Store, workflow_id: str) -> Checkpoint:
 def test_budget_arithmetic() -> None:
     budget = initial_budget(BudgetLimits(attempts=3, steps=4, cost=5, time_s=6))
     assert budget == Budget(attempts_left=3, steps_left=4, cost_left=5, time_left_ms=6000)
-    spent = spend(budget, steps=1, cost=2, attempts=3)
+    spent = after_step(budget, steps=1, cost=2, attempts_left=0, deadline=10.0, now=9.0)
     assert (spent.steps_left, spent.cost_left, spent.attempts_left) == (3, 3, 0)
-    assert spent.exhausted() == "attempts"
+    assert (spent.time_left_ms, spent.exhausted()) == (1000, "attempts")
     assert at_time(budget, deadline=10.0, now=9.5).time_left_ms == 500
     assert budget.exhausted() is None
 
@@ -97,3 +97,11 @@ def test_the_time_budget_runs_on_the_injected_clock_across_downtime(
     outcome = new_worker().resume("wf-1")
     assert (outcome.status, outcome.reason) == (RunStatus.BUDGET_EXHAUSTED, "time budget exhausted")
     assert latest(store, "wf-1").budget.time_left_ms < 0
+
+
+def test_exhaustion_now_is_that_of_the_budget_at_this_time() -> None:
+    budget = initial_budget(BudgetLimits(attempts=3, steps=4, cost=5, time_s=6))
+    for now in (0.0, 9.9994, 9.9996, 10.0, 11.0):
+        assert exhausted_at(budget, 10.0, now) == at_time(budget, 10.0, now).exhausted()
+    spent = after_step(budget, steps=4, cost=0, attempts_left=3, deadline=10.0, now=11.0)
+    assert exhausted_at(spent, 10.0, 11.0) == "steps"  # the first limit, as exhausted() says
