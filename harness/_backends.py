@@ -42,14 +42,30 @@ def begin_statement(url: str) -> str:
     return "BEGIN IMMEDIATE" if make_url(url).get_backend_name() == "sqlite" else "BEGIN"
 
 
-def build_engine(url: str) -> Engine:
+def build_engine(url: str, *, scratch: bool = False) -> Engine:
+    """An engine for `url`; a `scratch` database need only survive the death of processes.
+
+    That is all killpoint injects, and all a campaign's own store must survive; a power loss
+    need not be survived. So SQLite skips the fsync of its WAL checkpoints (synchronous=OFF:
+    every commit still reaches the OS before it returns, so a killed process loses nothing),
+    and PostgreSQL does not wait for the WAL flush of a commit (synchronous_commit=off: the
+    server, which is never killed, holds what it acknowledged)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(url)
-    return create_engine(url, pool_pre_ping=False, pool_size=2, max_overflow=8)
+        return _sqlite_engine(url, scratch)
+    engine = create_engine(url, pool_pre_ping=False, pool_size=2, max_overflow=8)
+    if scratch:
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            with dbapi_conn.cursor() as cursor:
+                cursor.execute("SET synchronous_commit TO off")
+            dbapi_conn.commit()
+
+    return engine
 
 
-def _sqlite_engine(url: str) -> Engine:
+def _sqlite_engine(url: str, scratch: bool) -> Engine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
@@ -60,9 +76,9 @@ def _sqlite_engine(url: str) -> Engine:
         dbapi_conn.isolation_level = None  # let the begin hook below own the transaction
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode survives the death of the process (not of the OS) without an
-        # fsync per commit; process death is what killpoint injects.
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        # NORMAL in WAL mode survives the death of the process without an fsync per commit,
+        # and a power loss without corruption (the fsync comes at each WAL checkpoint)
+        cursor.execute("PRAGMA synchronous=OFF" if scratch else "PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 

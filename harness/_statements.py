@@ -144,7 +144,8 @@ EFFECT_LOG = select(t.effect_log).where(g.workflow_id == bindparam("workflow_id"
 
 @cache
 def effect_update(receipt: bool, attempt: bool, expected: int) -> Update:
-    """The status move of a ledger row, guarded by the `expected` statuses `e_expect_<i>`."""
+    """The status move of a ledger row, guarded by the `expected` statuses `e_expect_<i>`; it
+    returns the row as moved."""
     values: dict[str, Any] = {
         "status": bindparam("v_status"),
         "updated_at": bindparam("v_updated_at"),
@@ -160,6 +161,7 @@ def effect_update(receipt: bool, attempt: bool, expected: int) -> Update:
         .where(e.operation_id == bindparam("e_operation_id"))
         .where(e.status.in_([bindparam(f"e_expect_{i}") for i in range(expected)]))
         .values(values)
+        .returning(*t.effects.c)
     )
 
 

@@ -42,11 +42,16 @@ def open_checkpoint(stored: StoredCheckpoint, key: bytes, tenant: str) -> Checkp
             f"{stored.tenant!r}, not {tenant!r}"
         )
     verify_seal(stored.body, stored.tenant, stored.tag, key)
-    doc = upgrade(parse_sealed(stored.body))
-    try:
-        cp = Checkpoint.model_validate(doc)
-    except ValidationError as exc:
-        raise IntegrityError(f"checkpoint does not match schema v{SCHEMA_VERSION}: {exc}") from exc
+    try:  # a current-schema body, parsed and validated in one pass
+        cp = Checkpoint.model_validate_json(stored.body)
+    except ValidationError:  # an older schema to migrate, or a bad one: the slow, careful way
+        doc = upgrade(parse_sealed(stored.body))
+        try:
+            cp = Checkpoint.model_validate(doc)
+        except ValidationError as exc:
+            raise IntegrityError(
+                f"checkpoint does not match schema v{SCHEMA_VERSION}: {exc}"
+            ) from exc
     if cp.tenant != tenant or cp.workflow_id != stored.workflow_id:
         raise IntegrityError("checkpoint body disagrees with its row (tenant or workflow id)")
     if cp.sequence != stored.sequence:

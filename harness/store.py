@@ -90,10 +90,14 @@ class EffectLogRow:
 class Store:
     """Workflows, checkpoints, the effect ledger, artifacts and approvals on one database."""
 
-    def __init__(self, url: str | None = None, *, schema: str | None = None) -> None:
+    def __init__(
+        self, url: str | None = None, *, schema: str | None = None, scratch: bool = False
+    ) -> None:
+        """`scratch`: a store that need survive only process death, a campaign's (see
+        `build_engine`)."""
         self.url = resolve_url(url)
         self.schema = schema
-        engine = build_engine(self.url)
+        engine = build_engine(self.url, scratch=scratch)
         if schema is not None:
             with engine.begin() as conn:
                 conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
@@ -316,16 +320,15 @@ class Store:
             if receipt is not None:
                 params["v_receipt"] = receipt.model_dump_json()
             shape = q.effect_update(receipt is not None, attempt, len(expect))
-            if not tx.write(shape, params):
+            moved = tx.execute(shape, params).first()  # the row as it is now (RETURNING)
+            if moved is None:
                 current = _effect(tx, lease.workflow_id, operation_id)
                 raise ConflictError(
                     f"effect {operation_id!r} is {current.status if current else 'absent'}, "
                     f"not one of {[s.value for s in expect]}"
                 )
             _log(tx, lease, operation_id, status, now, attempt=attempt, detail=reason)
-            result = _effect(tx, lease.workflow_id, operation_id)
-        assert result is not None
-        return result
+        return _effect_record(moved)
 
     def effects(self, workflow_id: str) -> list[EffectRecord]:
         rows = self.db.reading().execute(q.EFFECTS, {"workflow_id": workflow_id}).rows

@@ -79,16 +79,17 @@ def campaign_store(url: str | None, root: Path) -> Store:
     Runs name workflows after their scenario and schedule (`order_saga:clean`), so two
     campaigns must never share tables: SQLite gets a file in the campaign's folder, PostgreSQL
     a schema of its own (`kp_…`, kept afterwards for `killpoint inspect`) unless the URL
-    already pins one with a search_path.
+    already pins one with a search_path. It is a scratch store: it must survive the deaths a
+    campaign injects, not a power loss.
     """
     if url is None:
-        return Store(f"sqlite:///{root / 'store.sqlite'}")
+        return Store(f"sqlite:///{root / 'store.sqlite'}", scratch=True)
     resolved = resolve_url(url)
     parsed = make_url(resolved)
     pinned = "search_path" in str(parsed.query.get("options", ""))
     if parsed.get_backend_name() == "postgresql" and not pinned:
-        return Store(resolved, schema=f"kp_{uuid.uuid4().hex[:12]}")
-    return Store(resolved)
+        return Store(resolved, schema=f"kp_{uuid.uuid4().hex[:12]}", scratch=True)
+    return Store(resolved, scratch=True)
 
 
 def ensure_key(env: str = DEFAULT_KEY_ENV) -> SecretRef:

@@ -10,6 +10,7 @@ from sqlalchemy import create_engine, text
 import scenarios
 from harness.runner import run_schedule
 from harness.schedule import FaultSchedule
+from harness.store import Store
 from harness.world import World, campaign_store
 from tests.conftest import _check_reachable, _postgres_url
 
@@ -45,3 +46,22 @@ def test_two_campaigns_on_one_postgres_url_get_a_schema_each(
             for schema in schemas:
                 conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         engine.dispose()
+
+
+def _commit_durability(store: Store) -> str:
+    query = "PRAGMA synchronous" if store.url.startswith("sqlite") else "SHOW synchronous_commit"
+    return str(store.db.reading().execute(text(query)).scalar())
+
+
+def test_a_campaign_store_is_scratch_and_any_other_store_waits_for_the_disk(
+    tmp_path: Path, store: Store, store_url: str
+) -> None:
+    """A campaign's store need only survive the process deaths it injects; a store opened
+    anywhere else keeps the durability a user would expect of it."""
+    scratch = campaign_store(store_url if "postgresql" in store_url else None, tmp_path)
+    try:
+        sqlite = store.url.startswith("sqlite")
+        assert _commit_durability(scratch) == ("0" if sqlite else "off")  # OFF / off
+        assert _commit_durability(store) == ("1" if sqlite else "on")  # NORMAL / on
+    finally:
+        scratch.close()
