@@ -70,6 +70,10 @@ class Database:
         )
         self._lock = threading.RLock()
         self._depth = 0
+        # no other connection can write a private (in-memory) database; `epoch` moves whenever
+        # rows may have gone (a rollback, a reset), so what a reader remembers is stale
+        self.private = self.path == ":memory:"
+        self.epoch = 0
         with self._lock:
             self._conn.execute("PRAGMA busy_timeout = 10000")
             if self.path != ":memory:":
@@ -93,6 +97,7 @@ class Database:
             try:
                 yield
             except BaseException:
+                self.epoch += 1
                 self._conn.execute("ROLLBACK")
                 raise
             else:
@@ -115,6 +120,7 @@ class Database:
 
     def clear(self) -> None:
         """Delete every row (the admin reset); the schema stays."""
+        self.epoch += 1
         with self.transaction():
             for table in TABLES:
                 self._conn.execute(f"DELETE FROM {table}")

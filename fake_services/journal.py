@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ class RequestRecord:
     outcome: str
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.__dict__)  # flat fields: what asdict gives, without its deep copy
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class AppliedEffect:
     resource_id: str
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.__dict__)  # flat fields: what asdict gives, without its deep copy
 
 
 class Journal:
@@ -72,6 +72,8 @@ class Journal:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # (db.epoch, seq) of the latest request this journal wrote, while it is the only writer
+        self._last: tuple[int, int] | None = None
 
     @classmethod
     def open(cls, path: str | Path) -> Journal:
@@ -116,6 +118,8 @@ class Journal:
             (service, operation, idempotency_key, business_key, fingerprint, time, outcome),
         )
         assert cursor.lastrowid is not None
+        if self.db.private:
+            self._last = (self.db.epoch, cursor.lastrowid)
         return RequestRecord(
             cursor.lastrowid,
             service,
@@ -191,9 +195,16 @@ class Journal:
         return [AppliedEffect(*row) for row in rows]
 
     def last_seq(self) -> int:
-        """The sequence number of the latest request (0 before any): a position in time."""
+        """The sequence number of the latest request (0 before any): a position in time.
+
+        Asked at every boundary hit, so a private (in-memory) journal answers from what it
+        wrote last, unless a rollback or a reset since may have undone it."""
+        if self._last is not None and self._last[0] == self.db.epoch:
+            return self._last[1]
         row = self.db.fetchone("SELECT COALESCE(MAX(seq), 0) FROM requests")
         assert row is not None
+        if self.db.private:
+            self._last = (self.db.epoch, int(row[0]))
         return int(row[0])
 
     def attempts(self, idempotency_key: str) -> int:

@@ -86,3 +86,35 @@ def test_fingerprint_ignores_key_order_but_not_values() -> None:
     assert fingerprint({"a": 1, "b": 2}) == fingerprint({"b": 2, "a": 1})
     assert fingerprint({"a": 1}) != fingerprint({"a": 2})
     assert fingerprint(b"raw") != fingerprint("raw")
+
+
+def _request(journal: Journal) -> int:
+    record = journal.record_request(
+        "cms", "create_post", idempotency_key=None, business_key="s", fingerprint="f", time=0
+    )
+    return record.seq
+
+
+def test_the_last_seq_follows_requests_rollbacks_and_resets() -> None:
+    journal = Journal.memory()
+    assert journal.last_seq() == 0
+    first = _request(journal)
+    assert journal.last_seq() == first
+    try:
+        with journal.db.transaction():
+            _request(journal)
+            raise RuntimeError("the request row goes with its transaction")
+    except RuntimeError:
+        pass
+    assert journal.last_seq() == first
+    journal.db.clear()
+    assert journal.last_seq() == 0
+
+
+def test_a_reader_of_a_file_journal_sees_the_writers_latest_request(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    with Journal.open(path) as writer, Journal.open(path) as reader:
+        assert reader.last_seq() == 0
+        seq = _request(writer)
+        assert reader.last_seq() == seq
+        assert _request(writer) == reader.last_seq() == seq + 1
