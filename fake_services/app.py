@@ -8,11 +8,13 @@ in a threadpool and the order of effects is the order of requests.
 from __future__ import annotations
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fake_services import admin, artifacts, cms, mailer, payments, publisher
 from fake_services._service import Services
 from fake_services.clock import ServiceClock
-from fake_services.faults import FaultInjector, FaultPlan
+from fake_services.faults import CLOCK_HEADER, FaultInjector, FaultPlan
 from fake_services.journal import Journal
 
 
@@ -29,6 +31,30 @@ def build_app(
         for module in (payments, cms, mailer, publisher, artifacts, admin)
         for route in module.routes(services)
     ]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, middleware=[Middleware(ClockFromCaller, clock=services.clock)])
     app.state.services = services
     return app
+
+
+class ClockFromCaller:
+    """Set the services' clock from the reading a request carries (``x-killpoint-now``).
+
+    In the real tier the injected clock lives in the workers' memory, not the server's; each
+    request carries the worker's reading, so a service sees the time its caller sees, clock
+    jumps in the middle of a worker included. In process the clock is shared and no request
+    carries one."""
+
+    def __init__(self, app: ASGIApp, clock: ServiceClock) -> None:
+        self.app = app
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            for name, value in scope["headers"]:
+                if name == _CLOCK:
+                    self.clock.set(float(value))
+                    break
+        await self.app(scope, receive, send)
+
+
+_CLOCK = CLOCK_HEADER.encode()

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 FAULT_HEADER = "x-killpoint-fault"
 #: set by the app on a response the client must never see (the client raises a timeout instead)
 DROP_HEADER = "x-killpoint-drop"
+CLOCK_HEADER = "x-killpoint-now"  # the caller's clock reading, where the clock is not shared
 
 
 class FaultMode(StrEnum):

@@ -157,6 +157,11 @@ class ServiceProcess:
             self._journal = Journal.open(self.journal_path)
         return self._journal
 
+    @property
+    def plan(self) -> FaultPlan:
+        """The fault plan the server was last given."""
+        return self._plan
+
     def set_plan(self, plan: FaultPlan) -> None:
         self._plan = plan
         self._put("/_admin/faults", content=plan.model_dump_json())

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 
 import httpx
 
 from fake_services._network import deliver
-from fake_services.faults import Fault, classify
+from fake_services.faults import CLOCK_HEADER, Fault, classify
 
 
 def loopback_transport() -> httpx.HTTPTransport:
@@ -29,15 +30,31 @@ def loopback_transport() -> httpx.HTTPTransport:
 
 
 class FaultInjectingTransport(httpx.BaseTransport):
-    """Wrap a real transport; apply the fault plan of the server it talks to."""
+    """Wrap a real transport; apply the fault plan of the server it talks to.
 
-    def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
+    ``planned=False`` says the server has no fault plan: no request can meet a fault, so none
+    asks for a decision (a round trip per mutating request saved). ``clock``, if given, is read
+    into every request, so the server keeps the caller's time."""
+
+    def __init__(
+        self,
+        inner: httpx.BaseTransport | None = None,
+        *,
+        planned: bool = True,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self._inner = inner or loopback_transport()
+        self._planned = planned
+        self._clock = clock
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self._clock is not None:
+            request.headers[CLOCK_HEADER] = repr(self._clock())
         target = classify(request.method, request.url.path)
         if target is None:
             return self._inner.handle_request(request)
+        if not self._planned:
+            return deliver(request, None, self._inner.handle_request, sleeps=True)
         fault = self._decide(request, *target)
         return deliver(request, fault, self._inner.handle_request, sleeps=True)
 

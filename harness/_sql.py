@@ -190,6 +190,7 @@ class Database:
         # afresh per call (a mutant's, say) would grow it without end, hence the cap
         self._compiled: dict[int, tuple[ClauseElement, Prepared]] = {}
         self._local = threading.local()
+        self.compiles = 0  # statements compiled so far: each should be, once
         self._open: weakref.WeakSet[_Connection] = weakref.WeakSet()
         self._inherited: list[_Connection] = []
 
@@ -206,6 +207,7 @@ class Database:
         return prepared
 
     def _compile(self, statement: ClauseElement) -> Prepared:
+        self.compiles += 1
         compiled: Any = statement.compile(
             dialect=self.dialect,
             schema_translate_map=self._schema_map,

@@ -205,3 +205,23 @@ GRANT_APPROVAL = (
     .values(status="granted", actor=bindparam("actor"), expires_at=bindparam("expires_at"))
 )
 APPROVALS = select(t.approvals).where(p.workflow_id == bindparam("workflow_id")).order_by(p.gate)
+
+
+# -- the shapes the reference engine runs, for `Store.warm` -------------------------------------
+
+_POSITION = ("attempts_left", "cost_left", "sequence", "state", "status", "status_reason")
+
+
+def everything() -> list[Any]:
+    """Every statement above, and every shape of the builders that the engine's writes take."""
+    commit = tuple(sorted((*_POSITION, "steps_left", "lease_expires_at", "updated_at")))
+    guards = [
+        guarded_update(True, commit, False),  # a checkpoint
+        guarded_update(False, ("updated_at",), False),  # an intent, an artifact, an approval
+        guarded_update(False, ("updated_at",), True),  # an effect started: one attempt spent
+        guarded_update(False, ("lease_expires_at", "updated_at"), False),  # a renewal
+        guarded_update(False, ("lease_expires_at", "lease_owner", "updated_at"), False),  # release
+    ]
+    moves = [effect_update(r, a, n) for r in (False, True) for a in (False, True) for n in (1, 2)]
+    built = [v for v in globals().values() if isinstance(v, Select | Insert | Update | Delete)]
+    return built + guards + moves

@@ -64,8 +64,10 @@ class RealServices:
         return self.process.base_url
 
     def transport(self) -> httpx.BaseTransport:
-        self.process.set_clock(self.clock.now())  # a worker starts with the services' time
-        return FaultInjectingTransport()
+        """A worker's transport: every request carries the shared clock's reading, so the
+        server sees the worker's time, and none asks for a fault decision when there is no
+        plan to decide by."""
+        return FaultInjectingTransport(planned=bool(self.process.plan.rules), clock=self.clock.now)
 
     def reset(self) -> None:
         self.process.reset()
@@ -129,6 +131,7 @@ class RealRun(Run):
         started_at, wall = self.world.clock.now(), time.perf_counter()
         versions = self.versions_for(worker)
         plan, prompt = versions.plan, versions.prompt
+        self.world.store.warm()  # once per store: the children inherit compiled statements
         pid = os.fork()
         if pid == 0:  # the worker
             self._child(worker, hits_path, grants_path, result_path)

@@ -105,6 +105,15 @@ class Store:
         self.engine: Engine = engine
         t.metadata.create_all(self.engine)
         self.db = Database(engine, begin_statement(self.url))
+        self._warm = False
+
+    def warm(self) -> None:
+        """Compile every statement the engine runs, once: a forked worker then inherits them
+        compiled instead of compiling a dozen of them before its first step."""
+        if not self._warm:
+            for statement in q.everything():
+                self.db.prepare(statement)
+            self._warm = True
 
     def after_fork(self) -> None:
         """Drop connections inherited from the parent process without closing them for it."""
@@ -193,7 +202,7 @@ class Store:
         if extend_to is not None:
             values["lease_expires_at"] = extend_to
         values["updated_at"] = now
-        shape = q.guarded_update(expect_sequence is not None, tuple(values), spend_attempt)
+        shape = q.guarded_update(expect_sequence is not None, tuple(sorted(values)), spend_attempt)
         values.update(  # the parameters: each value by its column's name, and the guard's
             g_workflow_id=lease.workflow_id,
             g_token=lease.token,

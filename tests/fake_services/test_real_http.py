@@ -18,6 +18,7 @@ from fake_services import (
     Rejected,
     ServiceProcess,
 )
+from fake_services.transport import FaultInjectingTransport
 from tests.fake_services.conftest import plan, rule
 
 pytestmark = pytest.mark.realtier
@@ -132,3 +133,30 @@ def test_real_admin_exposes_the_journal_as_json(real: ServiceProcess, http: http
     assert [e["business_key"] for e in effects] == ["s"]
     requests = http.get("/_admin/journal/requests").json()["requests"]
     assert [r["operation"] for r in requests] == ["create_post"]
+
+
+def test_real_requests_carry_the_callers_clock_to_the_server(real: ServiceProcess) -> None:
+    """A worker's clock lives in the harness, not the server: each request brings its reading,
+    so the journal stamps it with the caller's time and visibility follows the caller's jumps."""
+    now = [100.0]
+    real.set_plan(plan(rule("publisher", "publish", "withheld_visibility", after_s=10)))
+    transport = FaultInjectingTransport(clock=lambda: now[0])
+    with httpx.Client(base_url=real.base_url, transport=transport) as caller:
+        publisher = PublisherClient(caller)
+        publisher.publish("doc", "c")
+        assert publisher.read("doc") is None
+        now[0] = 110.0  # a clock jump in the worker, with no admin call
+        assert publisher.read("doc") is not None
+    assert [r.time for r in real.journal.requests("publisher")] == [100.0, 100.0, 110.0]
+
+
+def test_real_a_transport_told_there_is_no_plan_asks_for_no_decision(
+    real: ServiceProcess,
+) -> None:
+    real.set_plan(plan(rule("cms", "create_post", "lost_request")))
+    transport = FaultInjectingTransport(planned=False)  # (wrongly) told there is no plan
+    with httpx.Client(base_url=real.base_url, transport=transport) as caller:
+        CmsClient(caller).create_post("a", "t", "b")  # not lost: no decision was asked for
+        counts = caller.get("/_admin/faults").json()["counts"]
+    assert counts == [0]
+    assert [e.business_key for e in real.journal.applied_effects("cms")] == ["a"]

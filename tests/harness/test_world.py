@@ -8,8 +8,9 @@ import pytest
 from sqlalchemy import create_engine, text
 
 import scenarios
+from harness.campaign import singles
 from harness.runner import run_schedule
-from harness.schedule import FaultSchedule
+from harness.schedule import FaultSchedule, Tamper
 from harness.store import Store
 from harness.world import World, campaign_store
 from tests.conftest import _check_reachable, _postgres_url
@@ -65,3 +66,28 @@ def test_a_campaign_store_is_scratch_and_any_other_store_waits_for_the_disk(
         assert _commit_durability(store) == ("1" if sqlite else "on")  # NORMAL / on
     finally:
         scratch.close()
+
+
+def test_a_warmed_store_compiles_no_statement_during_runs(
+    tmp_path: Path, store_url: str, checkpoint_key: bytes
+) -> None:
+    """The real tier warms its store before forking, so no worker compiles a statement of its
+    own; this pins that the warm set covers what the engine runs (a new statement shape must
+    join it)."""
+    world = World.open(tmp_path / "world", store_url)
+    try:
+        world.store.warm()
+        compiled = world.store.db.compiles
+        for name in ("research_publish", "order_saga_refund", "approval_refund", "batch"):
+            scenario = scenarios.get(name)
+            clean = run_schedule(world, scenario, FaultSchedule(scenario=name, run_id="w-clean"))
+            assert clean.final_status in ("completed", "compensated")
+            crashes = [schedule for _, schedule in singles(name, clean)]
+            for schedule in crashes[:: max(1, len(crashes) // 8)]:
+                run_schedule(world, scenario, schedule)
+        flipped = (Tamper(after_worker=0, kind="flip_byte"),)
+        flip = FaultSchedule(scenario="email", run_id="w-tampered", tamper=flipped)
+        run_schedule(world, scenarios.get("email"), flip)
+        assert world.store.db.compiles == compiled
+    finally:
+        world.close()
