@@ -2,10 +2,10 @@
 
 For each scenario: a recording run without faults discovers the boundaries (so a boundary added
 tomorrow is crashed tomorrow); then one run per boundary hit crashes the first worker there
-(exhaustive single crash); then the recovery of each of those runs is crashed at each of its own
-hits (exhaustive pairs while they fit the budget, a seeded sample otherwise); then each
-mutating request is hit by each network fault mode. Every run ends with a fault-free recovery
-to a terminal state, and every run is judged by the oracle.
+(exhaustive single crash, the riskiest hits first: see `crash_risk`); then the recovery of each
+of those runs is crashed at each of its own hits (exhaustive pairs while they fit the budget, a
+seeded sample otherwise); then each mutating request is hit by each network fault mode. Every
+run ends with a fault-free recovery to a terminal state, and every run is judged by the oracle.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import IntEnum
 from pathlib import Path
 
 from fake_services.faults import FaultMode, FaultPlan, FaultRule
+from harness import boundaries as b
 from harness.checkers import check_all
 from harness.checkers._common import MUTATIONS
 from harness.history import History, HitRecord
@@ -185,10 +187,11 @@ class Campaign:
                 if self._mine():
                     self.execute(scenario, case.schedule, "named", case.expect)
         runs = [r for r in self.runs if r.scenario == name]
+        labels, done = [h.label() for h in discovered], set(crashed)
         return ScenarioCoverage(
             scenario=name,
-            boundaries_discovered=[h.label() for h in discovered],
-            boundaries_crashed=crashed,
+            boundaries_discovered=labels,
+            boundaries_crashed=[label for label in labels if label in done],  # in hit order
             runs=len(runs),
             violations=sum(1 for r in runs if r.valid is False),
             outcome_by_boundary=outcomes | {"(clean)": _outcome(clean_result)},
@@ -273,11 +276,75 @@ class Campaign:
                 n += 1
 
 
-def singles(name: str, recording: History) -> Iterator[tuple[HitRecord, FaultSchedule]]:
-    """One schedule per boundary hit of the recording's first worker, crashing it there."""
-    for n, hit in enumerate(h for h in recording.hits if h.worker == 0):
+class Risk(IntEnum):
+    """How likely a crash at a boundary hit is to expose a recovery bug; lower runs first."""
+
+    DELIVERED = 0  # a mutating request reached a service since the previous hit
+    PROTOCOL = 1  # the effect protocol, recovery, artifacts, approvals, handoffs; or unknown
+    ROUTINE = 2  # between steps: lease, step begin, checkpoint built and committed, reads
+
+
+# Boundaries between steps, or where a step has only read or computed so far: a crash there
+# leaves the durable state a step boundary leaves. Any boundary not listed here, one added
+# tomorrow or another engine's own names included, is crashed with the effect protocol's.
+ROUTINE = frozenset(
+    {
+        b.LEASE_ACQUIRED,
+        b.STEP_BEGIN,
+        b.INTENT_BUILT,
+        b.VERIFY_READ,
+        b.CHECKPOINT_BUILT,
+        b.CHECKPOINT_COMMITTED,
+    }
+)
+
+
+def crash_risk(recording: History) -> list[Risk]:
+    """The risk of each hit of the recording's first worker, in the order of the hits.
+
+    A hit right after a mutating request reached a service is the lost-response window (DESIGN
+    boundary 5): the outside world has changed and the engine has not recorded it yet, where
+    an engine that re-runs the step sends the request twice. Seen from the service's journal,
+    it needs nothing from the engine, so it holds for engines we cannot instrument. Then the
+    other windows of the effect protocol (intent and `started` committed, response read and
+    receipt committed, reconciliation, compensation) and the artifact, approval and handoff
+    boundaries; then the routine ones, where the durable state is the one a step boundary
+    leaves and a recovery simply runs the next step.
+    """
+    mutations = sorted(
+        int(r["seq"]) for r in recording.requests if (r["service"], r["operation"]) in MUTATIONS
+    )
+    risks: list[Risk] = []
+    seen = -math.inf
+    for hit in (h for h in recording.hits if h.worker == 0):
+        delivered = any(seen < seq <= hit.journal_seq for seq in mutations)
+        seen = hit.journal_seq
+        if delivered:
+            risks.append(Risk.DELIVERED)
+        else:
+            risks.append(Risk.ROUTINE if hit.boundary in ROUTINE else Risk.PROTOCOL)
+    return risks
+
+
+def ranked_singles(
+    name: str, recording: History
+) -> Iterator[tuple[Risk, HitRecord, FaultSchedule]]:
+    """One schedule per boundary hit of the recording's first worker, crashing it there, with
+    its risk: every hit exactly once, the riskiest first, in the order of the hits within a
+    risk. A schedule keeps the hit's position in the recording as its name (`single-<n>`)."""
+    hits = [h for h in recording.hits if h.worker == 0]
+    risks = crash_risk(recording)
+    for n in sorted(range(len(hits)), key=lambda i: (risks[i], i)):
+        hit = hits[n]
         point = HitPoint(worker=0, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
-        yield hit, FaultSchedule(scenario=name, run_id=f"single-{n}", crashes=(point,))
+        yield risks[n], hit, FaultSchedule(scenario=name, run_id=f"single-{n}", crashes=(point,))
+
+
+def singles(name: str, recording: History) -> Iterator[tuple[HitRecord, FaultSchedule]]:
+    """One schedule per boundary hit of the recording's first worker, crashing it there, the
+    riskiest first (`ranked_singles`)."""
+    for _, hit, schedule in ranked_singles(name, recording):
+        yield hit, schedule
 
 
 def recovery_points(history: History, worker: int = 1) -> list[HitPoint]:

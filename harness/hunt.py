@@ -1,8 +1,9 @@
 """Hunting a mutant: the campaign's plan, smallest schedules first, until the oracle objects.
 
 A hunt runs the same runs a campaign would, reordered by schedule size across all its
-scenarios: every clean run, then the seeds' named cases, then every single crash, then every
-network fault, then every paired crash. It stops at the first run any checker (or a named
+scenarios: every clean run, then the seeds' named cases, then every single crash (the riskiest
+crash points of every scenario before the next risk of any, see `harness.campaign.crash_risk`),
+then every network fault, then every paired crash. It stops at the first run any checker (or a named
 case's expected recovery) judges false. The order makes the failing schedule minimal by
 construction: no smaller schedule in the plan was judged false before it. Nothing is random, so
 the same hunt gives the same answer twice.
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.campaign import Campaign, CampaignConfig, recovery_points, singles
+from harness.campaign import Campaign, CampaignConfig, ranked_singles, recovery_points
 from harness.history import History
 from harness.results import MutantResult, RunKind, RunResult
 from harness.runner import EngineSpec
@@ -55,9 +56,13 @@ class _Plan:
             for s in self.scenarios:
                 for case in self.campaign.named(s.name):
                     yield Planned(s, "named", case.schedule, case.expect)
-        for s in self.scenarios:
-            for _, schedule in singles(s.name, self.recordings[s.name]):
-                yield Planned(s, "single", schedule)
+        ranked = [
+            (risk, i, k, s, schedule)
+            for i, s in enumerate(self.scenarios)
+            for k, (risk, _, schedule) in enumerate(ranked_singles(s.name, self.recordings[s.name]))
+        ]
+        for *_, s, schedule in sorted(ranked, key=lambda r: r[:3]):
+            yield Planned(s, "single", schedule)
         if config.network:
             for s in self.scenarios:
                 for schedule in self.campaign.network(s.name, self.recordings[s.name]):

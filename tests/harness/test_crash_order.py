@@ -1,0 +1,168 @@
+"""The order of the exhaustive single crashes: every boundary hit crashed exactly once, the
+riskiest first (the lost-response windows, then the effect protocol, then the routine ones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import boundaries as b
+from harness.campaign import Campaign, CampaignConfig, Risk, crash_risk, ranked_singles, singles
+from harness.history import History
+from harness.hunt import hunt_outcome
+from harness.results import RunResult
+from harness.runner import REFERENCE, EngineSpec, run_schedule
+from harness.schedule import FaultSchedule, HitPoint
+from harness.world import World
+from scenarios import CATALOGUE
+from scenarios.base import Scenario
+from scenarios.mutants import MUTANTS
+
+
+def _recording(root: Path, scenario: Scenario, spec: EngineSpec = REFERENCE) -> History:
+    world = World.open(root / scenario.name)
+    try:
+        clean = FaultSchedule(scenario=scenario.name, run_id="clean")
+        return run_schedule(world, scenario, clean, spec)
+    finally:
+        world.close()
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_every_hit_is_crashed_exactly_once_riskiest_first(
+    name: str, tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    recording = _recording(tmp_path, CATALOGUE[name])
+    hits = [h for h in recording.hits if h.worker == 0]
+    ranked = list(ranked_singles(name, recording))
+    positions = [int(s.run_id.removeprefix("single-")) for _, _, s in ranked]
+    assert sorted(positions) == list(range(len(hits)))  # each hit once, named by its position
+    for (risk, hit, schedule), n in zip(ranked, positions, strict=True):
+        point = HitPoint(worker=0, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
+        assert hit == hits[n] and schedule.crashes == (point,)
+        assert risk is crash_risk(recording)[n]
+    keys = [(risk, n) for (risk, _, _), n in zip(ranked, positions, strict=True)]
+    assert keys == sorted(keys)  # by risk, then in the order of the hits
+    assert [s for _, s in singles(name, recording)] == [s for _, _, s in ranked]
+
+
+def test_the_lost_response_windows_come_first_then_the_effect_protocol(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    recording = _recording(tmp_path, CATALOGUE["order_saga"])
+    ranked = [(risk, hit.label()) for risk, hit, _ in ranked_singles("order_saga", recording)]
+    assert ranked[:2] == [
+        (Risk.DELIVERED, "charge:transport.response_received"),
+        (Risk.DELIVERED, "ship:transport.response_received"),
+    ]
+    protocol = [label for risk, label in ranked if risk is Risk.PROTOCOL]
+    assert protocol == [
+        f"{step}:{boundary}"
+        for step in ("charge", "ship")
+        for boundary in (
+            b.INTENT_COMMITTED,
+            b.STARTED_COMMITTED,
+            b.RESPONSE_READ,
+            b.RECEIPT_COMMITTED,
+        )
+    ]
+    routine = [label for risk, label in ranked if risk is Risk.ROUTINE]
+    assert ranked[-len(routine) :] == [(Risk.ROUTINE, label) for label in routine]
+    assert {label.split(":")[-1] for label in routine} == {
+        b.LEASE_ACQUIRED,
+        b.STEP_BEGIN,
+        b.INTENT_BUILT,
+        b.VERIFY_READ,
+        b.CHECKPOINT_BUILT,
+        b.CHECKPOINT_COMMITTED,
+    }
+    assert routine[0] == b.LEASE_ACQUIRED
+
+
+def test_a_delivered_request_is_read_from_the_journal_not_from_the_boundary_name(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    """An engine we cannot instrument names its boundaries its own way: the hit after its
+    call is still the lost-response window, an unknown name without a call is crashed with the
+    effect protocol, and a read (the verify step's GET) delivers nothing."""
+    recording = _recording(tmp_path, CATALOGUE["order_saga"])
+    renamed = [
+        h.model_copy(update={"boundary": f"vendor.{h.boundary.replace('.', '_')}"})
+        for h in recording.hits
+    ]
+    risks = crash_risk(recording.model_copy(update={"hits": renamed}))
+    hits = [h for h in recording.hits if h.worker == 0]
+    for hit, risk in zip(hits, risks, strict=True):
+        if hit.boundary == b.RESPONSE_RECEIVED:
+            assert risk is Risk.DELIVERED, hit.label()
+        else:
+            assert risk is Risk.PROTOCOL, hit.label()
+    verify = [i for i, h in enumerate(hits) if h.boundary == b.VERIFY_READ]
+    assert verify and all(hits[i].journal_seq > hits[i - 1].journal_seq for i in verify)
+    assert all(crash_risk(recording)[i] is Risk.ROUTINE for i in verify)
+
+
+def test_a_campaign_crashes_in_that_order_and_reports_boundaries_in_hit_order(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    config = CampaignConfig(
+        scenarios=[CATALOGUE["email"]],
+        workdir=tmp_path,
+        double=False,
+        interleave=False,
+        network=False,
+        named=False,
+    )
+    campaign = Campaign(config)
+    try:
+        result = campaign.run()
+    finally:
+        campaign.close()
+    crashed = [r.crashed_at for r in result.runs if r.kind == "single"]
+    assert crashed[0] == ["w0 notify:transport.response_received"]
+    coverage = result.scenarios[0]
+    assert sorted(c[0].removeprefix("w0 ") for c in crashed) == sorted(
+        coverage.boundaries_discovered
+    )
+    assert coverage.boundaries_crashed == coverage.boundaries_discovered
+
+
+def test_a_hunt_tries_the_lost_response_windows_of_every_scenario_first(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    runs: list[RunResult] = []
+    chosen = [CATALOGUE["email"], CATALOGUE["order_saga"]]
+    hunt_outcome(
+        REFERENCE,
+        chosen,
+        tmp_path,
+        on_run=runs.append,
+        double=False,
+        interleave=False,
+        network=False,
+    )
+    first = [(r.scenario, r.crashed_at) for r in runs if r.kind == "single"][:3]
+    assert first == [
+        ("email", ["w0 notify:transport.response_received"]),
+        ("order_saga", ["w0 charge:transport.response_received"]),
+        ("order_saga", ["w0 ship:transport.response_received"]),
+    ]
+
+
+def test_a_mutant_that_repeats_a_delivered_call_is_caught_by_the_first_single_crash(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    runs: list[RunResult] = []
+    outcome = hunt_outcome(
+        MUTANTS["fresh_idempotency_key_on_resume"],
+        [CATALOGUE["order_saga"]],
+        tmp_path,
+        on_run=runs.append,
+        double=False,
+        interleave=False,
+        network=False,
+    )
+    assert outcome.result.caught and outcome.run is not None
+    assert [r.kind for r in runs].count("single") == 1
+    assert outcome.run.crashed_at == ["w0 charge:transport.response_received"]
