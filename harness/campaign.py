@@ -218,7 +218,7 @@ class Campaign:
         """
         total = singles_total or len(recoveries) or 1
         cap = max(1, math.ceil(self.config.double_limit / total))
-        for first, hits in recoveries:
+        for first, hits in in_hit_order(recoveries):
             chosen = list(enumerate(hits))
             if len(chosen) > cap:
                 rng = random.Random(f"{self.config.seed}:{name}:{first.run_id}")
@@ -242,7 +242,7 @@ class Campaign:
         carries on (k = 1 .. the recovery's length, sampled per single as `doubles` is)."""
         total = singles_total or len(recoveries) or 1
         cap = max(1, math.ceil(self.config.double_limit / total))
-        for first, hits in recoveries:
+        for first, hits in in_hit_order(recoveries):
             ks = list(range(1, len(hits) + 1))
             if len(ks) > cap:
                 rng = random.Random(f"{self.config.seed}:{name}:{first.run_id}:pair")
@@ -338,6 +338,24 @@ def ranked_singles(
         hit = hits[n]
         point = HitPoint(worker=0, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
         yield risks[n], hit, FaultSchedule(scenario=name, run_id=f"single-{n}", crashes=(point,))
+
+
+def in_hit_order(
+    recoveries: list[tuple[FaultSchedule, list[HitPoint]]],
+) -> list[tuple[FaultSchedule, list[HitPoint]]]:
+    """Single crashes and their recoveries in the order of the hits they crashed (`single-<n>`).
+
+    Paired crashes and interleavings follow the first crash's place in the workflow, not its
+    risk: what they add is a second death or a second worker in the recovery, whose risk the
+    first crash's boundary does not tell (two workers after a crash at the lease are where a
+    missing fencing token shows)."""
+
+    def position(recovery: tuple[FaultSchedule, list[HitPoint]]) -> tuple[int, str]:
+        run_id = recovery[0].run_id
+        n = run_id.removeprefix("single-")
+        return (int(n), "") if n.isdigit() else (-1, run_id)
+
+    return sorted(recoveries, key=position)
 
 
 def singles(name: str, recording: History) -> Iterator[tuple[HitRecord, FaultSchedule]]:

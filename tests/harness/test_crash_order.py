@@ -166,3 +166,29 @@ def test_a_mutant_that_repeats_a_delivered_call_is_caught_by_the_first_single_cr
     assert outcome.result.caught and outcome.run is not None
     assert [r.kind for r in runs].count("single") == 1
     assert outcome.run.crashed_at == ["w0 charge:transport.response_received"]
+
+
+def test_pairs_and_doubles_follow_the_first_crash_in_hit_order(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    """Only the singles are ranked by risk; a second worker or a second death in the recovery
+    follows the first crash's place in the workflow (two workers after a crash at the lease are
+    where a missing fencing token shows)."""
+    config = CampaignConfig(
+        scenarios=[CATALOGUE["email"]],
+        workdir=tmp_path,
+        double_limit=30,
+        network=False,
+        named=False,
+    )
+    campaign = Campaign(config)
+    try:
+        result = campaign.run()
+    finally:
+        campaign.close()
+    singles_run = [int(r.run_id.removeprefix("single-")) for r in result.runs if r.kind == "single"]
+    assert singles_run != sorted(singles_run)  # the singles are ranked ...
+    for kind in ("pair", "double"):
+        firsts = [int(r.run_id.split("-")[1]) for r in result.runs if r.kind == kind]
+        assert firsts and firsts == sorted(firsts), kind  # ... what follows them is not
+        assert set(firsts) <= set(singles_run) and len(set(firsts)) > 1
