@@ -1,31 +1,48 @@
 """Systematic against random: runs until a mutant is first caught.
 
-Exhaustive: the campaign's order — a recording run per scenario, then one run per discovered
-boundary hit, crashing the first worker there — until the oracle judges a run false.
+Systematic: the campaign's exhaustive single-crash enumeration — a recording run per scenario,
+then one run per discovered boundary hit crashing the first worker there, in the campaign's
+order (`harness.campaign.ranked_singles`: the lost-response windows first, then the effect
+protocol, then the routine boundaries) — until the oracle judges a run false. Three orders are
+counted from the same verdicts:
+
+- `campaign`: scenario by scenario, as `killpoint run` does (the recording, then its singles);
+- `hunt`: every recording first, then the singles of all scenarios by risk, as `killpoint
+  mutants` does (without its named cases: this is a comparison of single crashes);
+- `workflow`: scenario by scenario, singles in the order of the hits (the order before the
+  campaign ranked them), for comparison in the same run.
 
 Random (chaos-monkey style): each run picks one of the same scenarios and kills the worker after
 a random delay, drawn uniformly over the wall time a clean worker takes. A kill at time t lands
-on the last boundary the worker passed before t, so a boundary's chance is the share of the run
-it stands for in wall time (a tight window such as "response read, receipt not yet committed"
-is rarely hit). The in-process tier is deterministic — a crash at the same boundary gives the
-same history — so each boundary is run and judged once, and the random draws (seeded) read the
-verdict of the boundary they land on. A second random variant draws the crash uniformly over the
-boundary hits instead ("after a random number of hits").
+in the crash state of the last boundary the worker passed before t, so a boundary's chance is
+the share of the run it stands for in wall time (a tight window such as "response read, receipt
+not yet committed" is rarely hit). One refinement (`random_time`, the headline): while a
+mutating request is in flight, the service commits before the response reaches the worker's
+transport; a kill after that commit leaves the lost-response state (the service has the effect,
+the worker does not know), the state of the `transport.response_received` hit that follows, so
+that slice of the wall time counts for that hit. `random_hooks` is the same draw without the
+refinement (all in-flight time counts for "request not delivered"). `random_hits` draws the
+crash uniformly over the boundary hits instead ("after a random number of hits").
 
+Wall times are the median over a few clean runs of the mutant. The in-process tier is
+deterministic — a crash at the same boundary gives the same history — so each boundary is run
+and judged once, and the random draws (seeded) read the verdict of the boundary they land on.
 Mutants caught by the clean run need no fault; mutants no single crash catches (they need a
 tampered checkpoint, a network fault or two workers) are listed but left out of the ratio.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import statistics
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.campaign import singles
+from harness.campaign import Risk, ranked_singles
 from harness.checkers import check_all
 from harness.history import History, WorkerRecord
 from harness.killswitch import Hit
@@ -35,6 +52,7 @@ from harness.world import World
 from scenarios.base import Scenario
 
 CAP = 100_000
+TIMING_RUNS = 5  # clean runs per table whose median wall times weigh the random draws
 
 
 class _TimedRun(Run):
@@ -44,7 +62,6 @@ class _TimedRun(Run):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.walls: list[tuple[int, float]] = []
         self.t0 = time.perf_counter()
-
         self.ends: dict[int, float] = {}
 
     def record(self, hit: Hit) -> None:
@@ -57,107 +74,262 @@ class _TimedRun(Run):
         return record
 
 
+@contextlib.contextmanager
+def _service_commits(world: World) -> Iterator[list[float]]:
+    """Wall times at which the in-process services commit a state change (the transaction a
+    mutating request's effect and outcome are written in), while the block runs."""
+    db = world.services.journal.db
+    inner = db.transaction
+    commits: list[float] = []
+
+    @contextlib.contextmanager
+    def transaction() -> Iterator[None]:
+        with inner():
+            yield
+        commits.append(time.perf_counter())
+
+    db.transaction = transaction  # type: ignore[method-assign]  # this instance only
+    try:
+        yield commits
+    finally:
+        del db.transaction  # the class's method again
+
+
 def _run(
     world: World, scenario: Scenario, schedule: FaultSchedule, spec: EngineSpec
-) -> tuple[History, list[float]]:
+) -> tuple[History, list[float], list[float]]:
+    """(history, worker 0's hit offsets and its end, service commit offsets) of one run."""
     world.services.reset()
     world.services.set_plan(schedule.network)
     world.runs += 1
-    run = _TimedRun(world, scenario, schedule, spec)
-    history = run.execute()
+    with _service_commits(world) as commits:
+        run = _TimedRun(world, scenario, schedule, spec)
+        history = run.execute()
     offsets = [t for worker, t in run.walls if worker == 0]
     offsets.append(run.ends.get(0, offsets[-1] if offsets else 0.0))
-    return history, offsets
+    return history, offsets, [c - run.t0 for c in commits]
 
 
 def _caught(history: History, scenario: Scenario) -> bool:
     return any(v.valid is False for v in check_all(history, scenario.workflow))
 
 
+def weights(offsets: list[float], commits: list[float]) -> tuple[list[float], list[float]]:
+    """Wall-time weight of each hit: (from it to the next hit, the same with each slice
+    between a service commit and the next hit moved to that hit).
+
+    The first hit's weight starts at the worker's start, the last one's ends at the worker's
+    end. A commit between two hits means the service changed state before the later hit was
+    reached: a kill in between leaves the later hit's state (for a mutating request, the
+    lost-response window at `transport.response_received`)."""
+    hits, end = offsets[:-1], offsets[-1]
+    plain = [
+        (hits[i + 1] if i + 1 < len(hits) else end) - (0.0 if i == 0 else hits[i])
+        for i in range(len(hits))
+    ]
+    moved = list(plain)
+    for i in range(1, len(hits)):
+        inside = [c for c in commits if hits[i - 1] <= c < hits[i]]
+        if inside:
+            slice_ = hits[i] - inside[-1]
+            moved[i - 1] -= slice_
+            moved[i] += slice_
+    return plain, moved
+
+
 @dataclass
 class Table:
-    """One scenario under one engine: each boundary's verdict and wall-time weight."""
+    """One scenario under one engine: each boundary hit's verdict, risk, order and weights."""
 
     scenario: str
     clean_caught: bool
+    labels: list[str] = field(default_factory=list)  # in the order of the hits
     caught: list[bool] = field(default_factory=list)
-    weights: list[float] = field(default_factory=list)
+    risks: list[Risk] = field(default_factory=list)
+    order: list[int] = field(default_factory=list)  # positions, in the campaign's order
+    weights: list[float] = field(default_factory=list)  # in-flight slices moved (headline)
+    hook_weights: list[float] = field(default_factory=list)  # boundary hooks only
+
+    def weights_by(self, by: str) -> list[float]:
+        """The weights a random draw `by` time, hook times only, or hits uses."""
+        if by == "hits":
+            return [1.0] * len(self.caught)
+        return self.weights if by == "time" else self.hook_weights
+
+    def catching(self) -> list[dict[str, Any]]:
+        """The boundary hits whose single crash is judged false, with where each comes."""
+        total, hooks = sum(self.weights), sum(self.hook_weights)
+        rank = {n: k for k, n in enumerate(self.order)}
+        return [
+            {
+                "scenario": self.scenario,
+                "boundary": self.labels[n],
+                "position": n,
+                "campaign_rank": rank[n],
+                "risk": self.risks[n].name.lower(),
+                "time_share": self.weights[n] / total,
+                "hook_time_share": self.hook_weights[n] / hooks,
+            }
+            for n in range(len(self.caught))
+            if self.caught[n]
+        ]
 
 
 def tabulate(world: World, scenario: Scenario, spec: EngineSpec, tag: str) -> Table:
     clean = FaultSchedule(scenario=scenario.name, run_id=f"{tag}-clean")
-    history, offsets = _run(world, scenario, clean, spec)
-    # wall-time weight of hit i: from it to the next hit (the last one: to the worker's end)
-    hits, end = offsets[:-1], offsets[-1]
-    weights = [
-        (hits[i + 1] if i + 1 < len(hits) else end) - (0.0 if i == 0 else hits[i])
-        for i in range(len(hits))
-    ]
-    table = Table(scenario.name, _caught(history, scenario), weights=weights)
-    for _, schedule in singles(scenario.name, history):
+    history, offsets, commits = _run(world, scenario, clean, spec)
+    timings = [weights(offsets, commits)]
+    for k in range(1, TIMING_RUNS):
+        again = clean.model_copy(update={"run_id": f"{tag}-clean-{k}"})
+        _, offsets, commits = _run(world, scenario, again, spec)
+        timings.append(weights(offsets, commits))
+    hits = [h for h in history.hits if h.worker == 0]
+    table = Table(
+        scenario.name,
+        _caught(history, scenario),
+        labels=[h.label() for h in hits],
+        caught=[False] * len(hits),
+        weights=[statistics.median(w) for w in zip(*(m for _, m in timings), strict=True)],
+        hook_weights=[statistics.median(w) for w in zip(*(p for p, _ in timings), strict=True)],
+    )
+    table.risks = [Risk.ROUTINE] * len(hits)
+    for risk, _, schedule in ranked_singles(scenario.name, history):
+        n = int(schedule.run_id.removeprefix("single-"))
+        table.order.append(n)
+        table.risks[n] = risk
         renamed = schedule.model_copy(update={"run_id": f"{tag}-{schedule.run_id}"})
-        crashed, _ = _run(world, scenario, renamed, spec)
-        table.caught.append(_caught(crashed, scenario))
+        crashed, _, _ = _run(world, scenario, renamed, spec)
+        table.caught[n] = _caught(crashed, scenario)
     return table
 
 
-@dataclass
-class Detection:
-    mutant: str
-    exhaustive_runs: int | None
-    random_time_runs: float | None  # mean over seeds, chaos monkey by wall time
-    random_hits_runs: float | None  # mean over seeds, uniform over boundary hits
-    note: str = ""
+# -- the systematic side -------------------------------------------------------------------------
 
 
-def exhaustive_runs(tables: list[Table]) -> int | None:
-    runs = 0
-    for table in tables:
-        runs += 1
-        if table.clean_caught:
+def exhaustive_runs(tables: list[Table], order: str = "campaign") -> int | None:
+    """Runs until the first one judged false: `campaign`, `hunt` or `workflow` order."""
+    if order == "hunt":
+        plan: list[tuple[Table, int | None]] = [(t, None) for t in tables]
+        ranked = sorted(
+            (t.risks[n], i, k, n) for i, t in enumerate(tables) for k, n in enumerate(t.order)
+        )
+        plan += [(tables[i], n) for _, i, _, n in ranked]
+    else:
+        plan = []
+        for t in tables:
+            positions = t.order if order == "campaign" else list(range(len(t.caught)))
+            plan += [(t, None)] + [(t, n) for n in positions]
+    for runs, (table, n) in enumerate(plan, start=1):
+        if table.clean_caught if n is None else table.caught[n]:
             return runs
-        for caught in table.caught:
-            runs += 1
-            if caught:
-                return runs
     return None
 
 
-def random_runs(tables: list[Table], seed: int, by_time: bool) -> int:
+# -- the random side -----------------------------------------------------------------------------
+
+
+def _draw(rng: random.Random, w: list[float]) -> int:
+    t, i = rng.random() * sum(w), 0
+    while i < len(w) - 1 and t >= w[i]:
+        t -= w[i]
+        i += 1
+    return i
+
+
+def random_runs(tables: list[Table], seed: int, by: str) -> int:
+    """Kills until one is judged false; `by` is `time`, `hooks` (time, hooks only) or `hits`."""
     rng = random.Random(seed)
     for run in range(1, CAP + 1):
         table = rng.choice(tables)
-        if not table.caught:
+        if not any(table.caught):
             continue
-        if by_time:
-            total = sum(table.weights)
-            t, i = rng.random() * total, 0
-            while i < len(table.weights) - 1 and t >= table.weights[i]:
-                t -= table.weights[i]
-                i += 1
-        else:
-            i = rng.randrange(len(table.caught))
+        i = _draw(rng, table.weights_by(by))
         if table.caught[i]:
             return run
     return CAP
 
 
-def detect(
-    name: str, spec: EngineSpec, scenarios: list[Scenario], root: Path, seeds: int
-) -> Detection:
+def expected_random_runs(tables: list[Table], by: str) -> float | None:
+    """The mean of `random_runs` over infinitely many seeds: 1 / the chance one kill catches."""
+    chances = []
+    for t in tables:
+        w = t.weights_by(by)
+        total = sum(w)
+        chances.append(sum(x for x, c in zip(w, t.caught, strict=True) if c) / total if w else 0)
+    p = statistics.mean(chances)
+    return 1 / p if p > 0 else None
+
+
+@dataclass
+class Detection:
+    mutant: str
+    exhaustive_runs: int | None  # the campaign's order
+    exhaustive_hunt_runs: int | None
+    exhaustive_workflow_runs: int | None  # the order of the hits (the previous order)
+    random_time_runs: float | None  # mean over seeds, chaos monkey by wall time (headline)
+    random_hooks_runs: float | None  # the same, in-flight time not split at the commit
+    random_hits_runs: float | None  # mean over seeds, uniform over boundary hits
+    expected_time_runs: float | None = None  # 1 / p, what the seeds' mean estimates
+    catching: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
+
+
+def tabulate_all(
+    name: str, spec: EngineSpec, scenarios: list[Scenario], root: Path
+) -> dict[str, Table]:
+    """Each scenario's table under one engine, in a world of its own."""
     world = World.open(root / name)
     try:
-        tables = [tabulate(world, s, spec, f"{name}") for s in scenarios]
+        return {s.name: tabulate(world, s, spec, name) for s in scenarios}
     finally:
         world.close()
-    exhaustive = exhaustive_runs(tables)
+
+
+def detect(name: str, tables: list[Table], seeds: int) -> Detection:
+    runs = {o: exhaustive_runs(tables, o) for o in ("campaign", "hunt", "workflow")}
+    catching = [c for t in tables for c in t.catching()]
+    row = Detection(name, runs["campaign"], runs["hunt"], runs["workflow"], None, None, None)
+    row.catching = catching
     if any(t.clean_caught for t in tables):
-        return Detection(name, exhaustive, None, None, "caught by a clean run")
-    if exhaustive is None:
-        return Detection(name, None, None, None, "no single crash catches it")
-    by_time = statistics.mean(random_runs(tables, seed, True) for seed in range(seeds))
-    by_hits = statistics.mean(random_runs(tables, seed, False) for seed in range(seeds))
-    return Detection(name, exhaustive, by_time, by_hits)
+        row.note = "caught by a clean run"
+        return row
+    if runs["campaign"] is None:
+        row.note = "no single crash catches it"
+        return row
+    for by in ("time", "hooks", "hits"):
+        mean = statistics.mean(random_runs(tables, seed, by) for seed in range(seeds))
+        setattr(row, f"random_{by}_runs", mean)
+    row.expected_time_runs = expected_random_runs(tables, "time")
+    return row
+
+
+def ratios(rows: list[Detection]) -> dict[str, float]:
+    """Sum of random runs over sum of exhaustive runs, over the mutants a single crash (and no
+    clean run) catches."""
+    timed = [r for r in rows if r.exhaustive_runs and r.random_time_runs]
+    if not timed:
+        return {}
+
+    def total(attr: str) -> float:
+        return float(sum(getattr(r, attr) or 0 for r in timed))
+
+    out = {
+        "runs_to_detection_ratio_random_vs_exhaustive": total("random_time_runs")
+        / total("exhaustive_runs"),
+        "runs_to_detection_ratio_random_hooks_vs_exhaustive": total("random_hooks_runs")
+        / total("exhaustive_runs"),
+        "runs_to_detection_ratio_random_hits_vs_exhaustive": total("random_hits_runs")
+        / total("exhaustive_runs"),
+        "runs_to_detection_ratio_random_vs_exhaustive_hunt": total("random_time_runs")
+        / total("exhaustive_hunt_runs"),
+        "runs_to_detection_ratio_random_vs_exhaustive_workflow_order": total("random_time_runs")
+        / total("exhaustive_workflow_runs"),
+    }
+    if all(r.expected_time_runs for r in timed):
+        out["runs_to_detection_ratio_expected_random_vs_exhaustive"] = total(
+            "expected_time_runs"
+        ) / total("exhaustive_runs")
+    return out
 
 
 def reference_coverage(scenario: Scenario, root: Path, seeds: int) -> tuple[int, float]:
@@ -173,16 +345,12 @@ def reference_coverage(scenario: Scenario, root: Path, seeds: int) -> tuple[int,
 
 def coverage_runs(table: Table, seeds: int) -> float:
     """Mean random kills (by wall time) until every boundary has been crashed at least once."""
-    n, total = len(table.weights), sum(table.weights)
+    n = len(table.weights)
     results = []
     for seed in range(seeds):
-        rng, seen, runs = random.Random(seed), set(), 0
+        rng, seen, runs = random.Random(seed), set[int](), 0
         while len(seen) < n and runs < CAP * 10:
             runs += 1
-            t, i = rng.random() * total, 0
-            while i < n - 1 and t >= table.weights[i]:
-                t -= table.weights[i]
-                i += 1
-            seen.add(i)
+            seen.add(_draw(rng, table.weights))
         results.append(runs)
     return statistics.mean(results)
