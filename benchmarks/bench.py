@@ -174,6 +174,7 @@ TARGETS: list[tuple[str, str, str, Any]] = [
     ("double_crash_enumeration_s", "double-crash enumeration, 10 steps (s)", "", None),
     ("runs_to_detection_ratio_random_vs_exhaustive", "random / exhaustive runs", ">=", 10),
     ("runs_to_detection_ratio_random_hooks_vs_exhaustive", "  … random, hook times only", "", None),
+    ("runs_to_detection_ratio_random_warm_vs_exhaustive", "  … random, warm worker", "", None),
     ("runs_to_detection_ratio_random_hits_vs_exhaustive", "  … random by hit count", "", None),
     (
         "runs_to_detection_ratio_random_vs_exhaustive_workflow_order",
@@ -244,7 +245,7 @@ def table(fig: dict[str, Any]) -> str:
         )
     lines.append(
         "runs to detection: exhaustive (campaign order / hunt order / workflow order),"
-        " random (by time / hook times only / by hits)"
+        " random (by time / hook times only / warm worker / by hits)"
     )
     for key, title in (
         ("detection", "bench10, order_saga, email"),
@@ -259,9 +260,9 @@ def table(fig: dict[str, Any]) -> str:
                 for k in ("exhaustive_runs", "exhaustive_hunt_runs", "exhaustive_workflow_runs")
             )
             randoms = "/".join(
-                _fmt(row[k]) for k in ("random_time_runs", "random_hooks_runs", "random_hits_runs")
+                _fmt(row["random_runs"].get(k)) for k in ("time", "hooks", "warm", "hits")
             )
-            lines.append(f"    {row['mutant']:<34} {exhaustive:>12} {randoms:>18}  {row['note']}")
+            lines.append(f"    {row['mutant']:<34} {exhaustive:>12} {randoms:>24}  {row['note']}")
     return "\n".join(lines)
 
 

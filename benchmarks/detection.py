@@ -16,13 +16,16 @@ Random (chaos-monkey style): each run picks one of the same scenarios and kills 
 a random delay, drawn uniformly over the wall time a clean worker takes. A kill at time t lands
 in the crash state of the last boundary the worker passed before t, so a boundary's chance is
 the share of the run it stands for in wall time (a tight window such as "response read, receipt
-not yet committed" is rarely hit). One refinement (`random_time`, the headline): while a
-mutating request is in flight, the service commits before the response reaches the worker's
-transport; a kill after that commit leaves the lost-response state (the service has the effect,
-the worker does not know), the state of the `transport.response_received` hit that follows, so
-that slice of the wall time counts for that hit. `random_hooks` is the same draw without the
-refinement (all in-flight time counts for "request not delivered"). `random_hits` draws the
-crash uniformly over the boundary hits instead ("after a random number of hits").
+not yet committed" is rarely hit). The models (`MODELS`, `weights`):
+
+- `time` (the headline): while a mutating request is in flight, the service commits before the
+  response reaches the worker's transport; a kill after that commit leaves the lost-response
+  state (the service has the effect, the worker does not know) — the state of the
+  `transport.response_received` hit that follows — so that slice counts for that hit;
+- `hooks`: the same without the refinement (all in-flight time counts for "not delivered");
+- `warm`: `time`, the delay drawn from the first boundary hit on (a long-lived worker whose
+  engine is built already: no construction, start message or checkpoint load to land in);
+- `hits`: uniform over the boundary hits ("after a random number of hits").
 
 Wall times are the median over a few clean runs of the mutant. The in-process tier is
 deterministic — a crash at the same boundary gives the same history — so each boundary is run
@@ -42,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.campaign import Risk, ranked_singles
+from harness.campaign import Risk, crash_risk, ranked_singles
 from harness.checkers import check_all
 from harness.history import History, WorkerRecord
 from harness.killswitch import Hit
@@ -114,14 +117,19 @@ def _caught(history: History, scenario: Scenario) -> bool:
     return any(v.valid is False for v in check_all(history, scenario.workflow))
 
 
-def weights(offsets: list[float], commits: list[float]) -> tuple[list[float], list[float]]:
-    """Wall-time weight of each hit: (from it to the next hit, the same with each slice
-    between a service commit and the next hit moved to that hit).
+def weights(
+    offsets: list[float], commits: list[float], delivered: list[bool]
+) -> dict[str, list[float]]:
+    """Wall-time weight of each hit, by random model (see `MODELS`).
 
-    The first hit's weight starts at the worker's start, the last one's ends at the worker's
-    end. A commit between two hits means the service changed state before the later hit was
-    reached: a kill in between leaves the later hit's state (for a mutating request, the
-    lost-response window at `transport.response_received`)."""
+    `hooks`: from the hit to the next one; the first hit's weight starts at the worker's start,
+    the last one's ends at the worker's end. `time`: the same, where a mutating request reached
+    a service between two hits (`delivered`, see `harness.campaign.crash_risk`), with the slice
+    from the service's last commit to the later hit moved to the later hit — the service changed
+    state before that hit was reached, so a kill in between leaves its state (the lost-response
+    window at `transport.response_received`). `warm`: `time`, with the kill
+    window opening at the first hit instead of the worker's start (no engine construction,
+    start message or checkpoint load before the lease)."""
     hits, end = offsets[:-1], offsets[-1]
     plain = [
         (hits[i + 1] if i + 1 < len(hits) else end) - (0.0 if i == 0 else hits[i])
@@ -129,12 +137,24 @@ def weights(offsets: list[float], commits: list[float]) -> tuple[list[float], li
     ]
     moved = list(plain)
     for i in range(1, len(hits)):
-        inside = [c for c in commits if hits[i - 1] <= c < hits[i]]
+        inside = [c for c in commits if hits[i - 1] <= c < hits[i]] if delivered[i] else []
         if inside:
             slice_ = hits[i] - inside[-1]
             moved[i - 1] -= slice_
             moved[i] += slice_
-    return plain, moved
+    warm = list(moved)
+    if hits:
+        warm[0] -= hits[0]
+    return {"time": moved, "hooks": plain, "warm": warm}
+
+
+# The random models: what a kill's chance of landing on each boundary hit is proportional to.
+MODELS = {
+    "time": "wall time, in-flight time after the service's commit counted as lost response",
+    "hooks": "wall time between boundary hooks only",
+    "warm": "wall time from the first boundary hit (a long-lived worker)",
+    "hits": "one chance per boundary hit",
+}
 
 
 @dataclass
@@ -147,18 +167,16 @@ class Table:
     caught: list[bool] = field(default_factory=list)
     risks: list[Risk] = field(default_factory=list)
     order: list[int] = field(default_factory=list)  # positions, in the campaign's order
-    weights: list[float] = field(default_factory=list)  # in-flight slices moved (headline)
-    hook_weights: list[float] = field(default_factory=list)  # boundary hooks only
+    weights: dict[str, list[float]] = field(default_factory=dict)  # by model, median
 
     def weights_by(self, by: str) -> list[float]:
-        """The weights a random draw `by` time, hook times only, or hits uses."""
-        if by == "hits":
-            return [1.0] * len(self.caught)
-        return self.weights if by == "time" else self.hook_weights
+        """The weights a random draw of model `by` (one of `MODELS`) uses."""
+        return [1.0] * len(self.caught) if by == "hits" else self.weights[by]
 
     def catching(self) -> list[dict[str, Any]]:
         """The boundary hits whose single crash is judged false, with where each comes."""
-        total, hooks = sum(self.weights), sum(self.hook_weights)
+        time_, hooks = self.weights["time"], self.weights["hooks"]
+        total, hooks_total = sum(time_), sum(hooks)
         rank = {n: k for k, n in enumerate(self.order)}
         return [
             {
@@ -167,8 +185,8 @@ class Table:
                 "position": n,
                 "campaign_rank": rank[n],
                 "risk": self.risks[n].name.lower(),
-                "time_share": self.weights[n] / total,
-                "hook_time_share": self.hook_weights[n] / hooks,
+                "time_share": time_[n] / total,
+                "hook_time_share": hooks[n] / hooks_total,
             }
             for n in range(len(self.caught))
             if self.caught[n]
@@ -178,19 +196,22 @@ class Table:
 def tabulate(world: World, scenario: Scenario, spec: EngineSpec, tag: str) -> Table:
     clean = FaultSchedule(scenario=scenario.name, run_id=f"{tag}-clean")
     history, offsets, commits = _run(world, scenario, clean, spec)
-    timings = [weights(offsets, commits)]
+    delivered = [risk is Risk.DELIVERED for risk in crash_risk(history)]
+    timings = [weights(offsets, commits, delivered)]
     for k in range(1, TIMING_RUNS):
         again = clean.model_copy(update={"run_id": f"{tag}-clean-{k}"})
         _, offsets, commits = _run(world, scenario, again, spec)
-        timings.append(weights(offsets, commits))
+        timings.append(weights(offsets, commits, delivered))
     hits = [h for h in history.hits if h.worker == 0]
     table = Table(
         scenario.name,
         _caught(history, scenario),
         labels=[h.label() for h in hits],
         caught=[False] * len(hits),
-        weights=[statistics.median(w) for w in zip(*(m for _, m in timings), strict=True)],
-        hook_weights=[statistics.median(w) for w in zip(*(p for p, _ in timings), strict=True)],
+        weights={
+            model: [statistics.median(w) for w in zip(*(t[model] for t in timings), strict=True)]
+            for model in timings[0]
+        },
     )
     table.risks = [Risk.ROUTINE] * len(hits)
     for risk, _, schedule in ranked_singles(scenario.name, history):
@@ -237,7 +258,7 @@ def _draw(rng: random.Random, w: list[float]) -> int:
 
 
 def random_runs(tables: list[Table], seed: int, by: str) -> int:
-    """Kills until one is judged false; `by` is `time`, `hooks` (time, hooks only) or `hits`."""
+    """Kills until one is judged false, under random model `by` (one of `MODELS`)."""
     rng = random.Random(seed)
     for run in range(1, CAP + 1):
         table = rng.choice(tables)
@@ -266,10 +287,8 @@ class Detection:
     exhaustive_runs: int | None  # the campaign's order
     exhaustive_hunt_runs: int | None
     exhaustive_workflow_runs: int | None  # the order of the hits (the previous order)
-    random_time_runs: float | None  # mean over seeds, chaos monkey by wall time (headline)
-    random_hooks_runs: float | None  # the same, in-flight time not split at the commit
-    random_hits_runs: float | None  # mean over seeds, uniform over boundary hits
-    expected_time_runs: float | None = None  # 1 / p, what the seeds' mean estimates
+    random_runs: dict[str, float] = field(default_factory=dict)  # by model: mean over seeds
+    expected_random_runs: dict[str, float] = field(default_factory=dict)  # by model: 1 / p
     catching: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
 
@@ -277,58 +296,62 @@ class Detection:
 def tabulate_all(
     name: str, spec: EngineSpec, scenarios: list[Scenario], root: Path
 ) -> dict[str, Table]:
-    """Each scenario's table under one engine, in a world of its own."""
+    """Each scenario's table under one engine, in a world of its own. (The runs' names go
+    into the scenarios' inputs, research_publish's slug among them: no underscore.)"""
     world = World.open(root / name)
     try:
-        return {s.name: tabulate(world, s, spec, name) for s in scenarios}
+        return {s.name: tabulate(world, s, spec, "d") for s in scenarios}
     finally:
         world.close()
 
 
 def detect(name: str, tables: list[Table], seeds: int) -> Detection:
     runs = {o: exhaustive_runs(tables, o) for o in ("campaign", "hunt", "workflow")}
-    catching = [c for t in tables for c in t.catching()]
-    row = Detection(name, runs["campaign"], runs["hunt"], runs["workflow"], None, None, None)
-    row.catching = catching
+    row = Detection(name, runs["campaign"], runs["hunt"], runs["workflow"])
+    row.catching = [c for t in tables for c in t.catching()]
     if any(t.clean_caught for t in tables):
         row.note = "caught by a clean run"
         return row
     if runs["campaign"] is None:
         row.note = "no single crash catches it"
         return row
-    for by in ("time", "hooks", "hits"):
-        mean = statistics.mean(random_runs(tables, seed, by) for seed in range(seeds))
-        setattr(row, f"random_{by}_runs", mean)
-    row.expected_time_runs = expected_random_runs(tables, "time")
+    for by in MODELS:
+        row.random_runs[by] = statistics.mean(
+            random_runs(tables, seed, by) for seed in range(seeds)
+        )
+        expected = expected_random_runs(tables, by)
+        if expected is not None:
+            row.expected_random_runs[by] = expected
     return row
 
 
 def ratios(rows: list[Detection]) -> dict[str, float]:
     """Sum of random runs over sum of exhaustive runs, over the mutants a single crash (and no
-    clean run) catches."""
-    timed = [r for r in rows if r.exhaustive_runs and r.random_time_runs]
+    clean run) catches: the headline (`time` against the campaign's order), each other random
+    model against the campaign's order, and `time` against the hunt's and the workflow order."""
+    timed = [r for r in rows if r.exhaustive_runs and r.random_runs]
     if not timed:
         return {}
 
-    def total(attr: str) -> float:
+    def randoms(by: str) -> float:
+        return sum(r.random_runs[by] for r in timed)
+
+    def exhaustive(attr: str) -> float:
         return float(sum(getattr(r, attr) or 0 for r in timed))
 
-    out = {
-        "runs_to_detection_ratio_random_vs_exhaustive": total("random_time_runs")
-        / total("exhaustive_runs"),
-        "runs_to_detection_ratio_random_hooks_vs_exhaustive": total("random_hooks_runs")
-        / total("exhaustive_runs"),
-        "runs_to_detection_ratio_random_hits_vs_exhaustive": total("random_hits_runs")
-        / total("exhaustive_runs"),
-        "runs_to_detection_ratio_random_vs_exhaustive_hunt": total("random_time_runs")
-        / total("exhaustive_hunt_runs"),
-        "runs_to_detection_ratio_random_vs_exhaustive_workflow_order": total("random_time_runs")
-        / total("exhaustive_workflow_runs"),
-    }
-    if all(r.expected_time_runs for r in timed):
-        out["runs_to_detection_ratio_expected_random_vs_exhaustive"] = total(
-            "expected_time_runs"
-        ) / total("exhaustive_runs")
+    key = "runs_to_detection_ratio_random_vs_exhaustive"
+    out = {key: randoms("time") / exhaustive("exhaustive_runs")}
+    for by in MODELS:
+        if by != "time":
+            out[f"runs_to_detection_ratio_random_{by}_vs_exhaustive"] = randoms(by) / exhaustive(
+                "exhaustive_runs"
+            )
+    out[f"{key}_hunt"] = randoms("time") / exhaustive("exhaustive_hunt_runs")
+    out[f"{key}_workflow_order"] = randoms("time") / exhaustive("exhaustive_workflow_runs")
+    if all("time" in r.expected_random_runs for r in timed):
+        out["runs_to_detection_ratio_expected_random_vs_exhaustive"] = sum(
+            r.expected_random_runs["time"] for r in timed
+        ) / exhaustive("exhaustive_runs")
     return out
 
 
@@ -345,12 +368,12 @@ def reference_coverage(scenario: Scenario, root: Path, seeds: int) -> tuple[int,
 
 def coverage_runs(table: Table, seeds: int) -> float:
     """Mean random kills (by wall time) until every boundary has been crashed at least once."""
-    n = len(table.weights)
+    n = len(table.caught)
     results = []
     for seed in range(seeds):
         rng, seen, runs = random.Random(seed), set[int](), 0
         while len(seen) < n and runs < CAP * 10:
             runs += 1
-            seen.add(_draw(rng, table.weights))
+            seen.add(_draw(rng, table.weights["time"]))
         results.append(runs)
     return statistics.mean(results)
