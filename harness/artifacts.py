@@ -20,6 +20,13 @@ class ArtifactStore(Protocol):
         """Store bytes; return (sha256, uri)."""
         ...
 
+    @staticmethod
+    def _holds(target: Path, digest: str) -> bool:
+        try:
+            return sha256_hex(target.read_bytes()) == digest
+        except FileNotFoundError:
+            return False
+
     def get(self, sha256: str) -> bytes:
         """The bytes whose hash is sha256; `ArtifactError` if missing or altered."""
         ...
@@ -36,14 +43,23 @@ class FolderArtifacts:
         return self.root / sha256[:2] / sha256
 
     def put(self, data: bytes) -> tuple[str, str]:
+        """Store bytes under their hash; a damaged copy already there is written over, so the
+        run that produces the same content again repairs it (runs share this folder)."""
         digest = sha256_hex(data)
         target = self.path(digest)
-        if not target.exists():
+        if not self._holds(target, digest):
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_suffix(f".tmp{os.getpid()}")
             tmp.write_bytes(data)
             os.replace(tmp, target)
         return digest, f"artifact:sha256/{digest}"
+
+    @staticmethod
+    def _holds(target: Path, digest: str) -> bool:
+        try:
+            return sha256_hex(target.read_bytes()) == digest
+        except FileNotFoundError:
+            return False
 
     def get(self, sha256: str) -> bytes:
         try:

@@ -212,12 +212,23 @@ def run(
     mutants: Annotated[
         bool, typer.Option(help="Also hunt every mutant engine and report the mutation score.")
     ] = False,
+    jobs: Annotated[
+        str,
+        typer.Option(
+            metavar="N|auto",
+            help="Processes to run the campaign in (one shard each, merged); auto: one per core.",
+        ),
+    ] = "1",
 ) -> None:
     """Crash every boundary of every scenario, recover, and judge each run."""
     import scenarios
-    from harness.campaign import Campaign, CampaignConfig
+    from harness.campaign import CampaignConfig
     from harness.engines import load_engine
+    from harness.jobs import resolve_jobs, run_campaign
 
+    processes = resolve_jobs(jobs)
+    if processes > 1 and shard is not None:
+        raise KillpointError("--shard runs one slice in one process; leave out --jobs")
     checkpoint_key()
     chosen = (
         [scenarios.get(name) for name in scenario]
@@ -229,29 +240,28 @@ def run(
     workdir = Path(
         tempfile.mkdtemp(prefix=f"campaign-{time.strftime('%Y%m%d-%H%M%S')}-", dir=workdir)
     )
-    campaign = Campaign(
-        CampaignConfig(
-            scenarios=chosen,
-            workdir=workdir,
-            engine=load_engine(engine),
-            tier=tier,
-            store_url=db,
-            double=double,
-            double_limit=double_limit,
-            network=network,
-            named=named,
-            seed=seed,
-            shard=parse_shard(shard),
-            on_run=on_run,
-        )
+    config = CampaignConfig(
+        scenarios=chosen,
+        workdir=workdir,
+        engine=load_engine(engine),
+        tier=tier,
+        store_url=db,
+        double=double,
+        double_limit=double_limit,
+        network=network,
+        named=named,
+        seed=seed,
+        shard=parse_shard(shard),
+        on_run=on_run,
     )
     try:
-        result = campaign.run()
+        result = run_campaign(config, processes)
         if mutants:
             hunted = _hunt_mutants(
                 chosen,
                 workdir,
                 seed,
+                processes,
                 double=double,
                 double_limit=double_limit,
                 interleave=interleave,
@@ -260,28 +270,25 @@ def run(
             result = result.model_copy(update={"mutants": hunted})
     finally:
         stop()
-        campaign.close()
     _print_summary(result, as_json, _write_outputs(result, report, junit, out))
     if result.violations or any(not m.caught for m in result.mutants):
         raise typer.Exit(1)
 
 
-def _hunt_mutants(chosen: list[Any], workdir: Path, seed: int, **phases: Any) -> list[Any]:
+def _hunt_mutants(
+    chosen: list[Any], workdir: Path, seed: int, processes: int, **phases: Any
+) -> list[Any]:
     """Each mutant hunted with the campaign's own plan, until the oracle catches it."""
     from harness.hunt import hunt_outcome
+    from harness.jobs import hunts_in_processes
     from scenarios.mutants import DESCRIPTIONS, MUTANTS
 
-    return [
-        hunt_outcome(
-            spec,
-            chosen,
-            workdir / "mutants" / name,
-            seed,
-            description=DESCRIPTIONS[name],
-            **phases,
-        ).result
-        for name, spec in MUTANTS.items()
-    ]
+    def hunt(name: str) -> Callable[[], Any]:
+        folder = workdir / "mutants" / name
+        spec, why = MUTANTS[name], DESCRIPTIONS[name]
+        return lambda: hunt_outcome(spec, chosen, folder, seed, description=why, **phases).result
+
+    return hunts_in_processes([hunt(name) for name in MUTANTS], processes)
 
 
 @app.command()

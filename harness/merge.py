@@ -33,13 +33,16 @@ def merge_results(parts: list[CampaignResult]) -> CampaignResult:
             coverage[cov.scenario] = seen.model_copy(
                 update={
                     "boundaries_crashed": crashed,
-                    "runs": seen.runs + cov.runs,
-                    "violations": seen.violations + cov.violations,
                     "outcome_by_boundary": seen.outcome_by_boundary | cov.outcome_by_boundary,
                 }
             )
     runs = sorted((r for part in parts for r in part.runs), key=lambda r: (r.scenario, r.run_id))
-    unique = {(r.scenario, r.run_id): r for r in runs}
+    unique = {(r.scenario, r.run_id): r for r in runs}  # every shard ran each recording
+    for name, cov in coverage.items():
+        mine = [r for r in unique.values() if r.scenario == name]
+        coverage[name] = cov.model_copy(
+            update={"runs": len(mine), "violations": sum(r.valid is False for r in mine)}
+        )
     return first.model_copy(
         update={
             "shard": None,

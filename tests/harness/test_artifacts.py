@@ -30,6 +30,16 @@ def test_folder_artifacts_are_content_addressed(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [sha]
 
 
+def test_putting_the_same_content_again_repairs_a_damaged_copy(tmp_path: Path) -> None:
+    """Runs of a campaign share the folder: one run's tampering must not outlive it for the
+    next run that produces the same bytes."""
+    store = FolderArtifacts(tmp_path)
+    sha, _ = store.put(DATA)
+    store.path(sha).write_bytes(b"tampered")
+    assert store.put(DATA)[0] == sha
+    assert store.get(sha) == DATA
+
+
 def test_a_missing_or_altered_artifact_is_never_returned(tmp_path: Path) -> None:
     store = FolderArtifacts(tmp_path)
     sha, _ = store.put(DATA)

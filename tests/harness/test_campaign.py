@@ -68,6 +68,8 @@ def test_shards_merge_into_the_unsharded_campaign(tmp_path: Path, checkpoint_key
     assert verdicts(merged) == verdicts(whole)
     assert [c.boundaries_crashed for c in merged.scenarios] == [
         c.boundaries_crashed for c in whole.scenarios]
+    assert [(c.runs, c.violations) for c in merged.scenarios] == [
+        (c.runs, c.violations) for c in whole.scenarios]  # each shard's recording counted once
     m_whole, m_merged = campaign_metrics(whole), campaign_metrics(merged)
     for field in ("runs", "violations", "resume_success", "duplicate_effects", "needs_review",
                   "within_budget", "coverage", "migration_failures"):

@@ -220,3 +220,25 @@ def test_replay_warns_when_a_crash_point_is_never_reached(
     code, _out, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
     assert code == 0  # the run itself is fine ...
     assert "never reached: w0 no_such_step:step.begin" in err  # ... but it did not crash
+
+
+def test_run_in_two_processes_summarizes_the_same_campaign(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    args = ["run", "-s", "email", "--no-double", "--no-interleave", "--json", "--mutants"]
+    code, one, _ = _run(runner, *args, "--workdir", str(tmp_path / "one"))
+    code2, two, _ = _run(runner, *args, "--jobs", "2", "--workdir", str(tmp_path / "two"))
+    assert code == code2 == 1  # email alone cannot catch every mutant: some escape, in both
+    first, second = json.loads(one), json.loads(two)
+    assert any(m["caught"] for m in first["mutants"]) and first["violations"] == []
+    for key in ("runs", "per_scenario", "violations", "mutants"):
+        assert second[key] == first[key], key
+
+
+def test_a_wrong_jobs_value_or_jobs_with_a_shard_is_a_user_error(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    code, _, err = _run(runner, "run", "-s", "email", "--jobs", "many", "--workdir", str(tmp_path))
+    assert code == 2 and "--jobs wants a number or 'auto'" in err and "Traceback" not in err
+    code, _, err = _run(runner, "run", "--jobs", "2", "--shard", "1/2", "--workdir", str(tmp_path))
+    assert code == 2 and "leave out --jobs" in err

@@ -1,0 +1,144 @@
+"""A campaign over several processes: one shard per core, merged into one result.
+
+A campaign's runs are independent and a CI runner has more than one core, so `killpoint run
+--jobs N` forks N children, each running shard i/N of the same plan in a folder of its own (its
+own store and services), and merges what they found: verdict for verdict the campaign one
+process would have run (`harness.merge`). Mutant hunts are spread over the children the same
+way. The children are forked, not spawned: they start warm, and they inherit the scenarios and
+the engine under test, which a team's own code need not make picklable.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from harness.campaign import Campaign, CampaignConfig
+from harness.errors import KillpointError
+from harness.merge import merge_results
+from harness.results import CampaignResult, RunResult
+
+T = TypeVar("T")
+Progress = Callable[[RunResult], None]
+
+
+def resolve_jobs(text: str) -> int:
+    """`--jobs`: a number of processes, or `auto` for one per core."""
+    if text == "auto":
+        return max(1, len(os.sched_getaffinity(0)))
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise KillpointError(f"--jobs wants a number or 'auto', got {text!r}") from None
+    if jobs < 1:
+        raise KillpointError(f"--jobs {jobs}: at least one process is needed")
+    return jobs
+
+
+def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:
+    """The campaign of `config`, in `jobs` processes (in this one when `jobs` is 1)."""
+    if jobs == 1 or config.shard is not None:
+        return _campaign(config)
+    progress = config.on_run
+
+    def shard(i: int) -> Callable[[Progress | None], CampaignResult]:
+        def work(report: Progress | None) -> CampaignResult:
+            part = replace(
+                config, workdir=config.workdir / f"shard-{i}", shard=(i, jobs), on_run=report
+            )
+            return _campaign(part)
+
+        return work
+
+    parts = in_processes([shard(i) for i in range(1, jobs + 1)], progress)
+    return merge_results(parts)
+
+
+def _campaign(config: CampaignConfig) -> CampaignResult:
+    campaign = Campaign(config)
+    try:
+        return campaign.run()
+    finally:
+        campaign.close()
+
+
+def in_processes(
+    tasks: Sequence[Callable[[Progress | None], T]], progress: Progress | None = None
+) -> list[T]:
+    """Each task in a forked child of its own, all at once; their results, in task order.
+
+    A task gets a progress callback that reports each run back to `progress` in this process.
+    A task that fails fails the whole call, with the child's traceback."""
+    ctx = multiprocessing.get_context("fork")
+    events: Any = ctx.Queue()  # ("run", RunResult) | ("done", i, result) | ("failed", i, tb)
+    children = [
+        ctx.Process(target=_child, args=(i, task, events, progress is not None))
+        for i, task in enumerate(tasks)
+    ]
+    try:
+        for child in children:
+            child.start()
+        results, failures = _collect(events, children, progress)
+    except BaseException:  # interrupted: take the children down too
+        for child in children:
+            if child.pid is not None:
+                child.terminate()
+        raise
+    finally:
+        for child in children:
+            if child.pid is not None:
+                child.join()
+    if failures:
+        raise KillpointError("a campaign process failed:\n" + failures[0])
+    return [results[i] for i in range(len(children))]
+
+
+def _collect(
+    events: Any, children: Sequence[Any], progress: Progress | None
+) -> tuple[dict[int, Any], list[str]]:
+    results: dict[int, Any] = {}
+    failures: list[str] = []
+    while len(results) + len(failures) < len(children):
+        try:
+            event = events.get(timeout=0.5)
+        except queue.Empty:
+            if all(c.exitcode is not None for c in children) and events.empty():
+                silent = len(children) - len(results) - len(failures)
+                failures += ["a campaign process died without a word (killed?)"] * silent
+            continue
+        if event[0] == "run" and progress is not None:
+            progress(event[1])
+        elif event[0] == "done":
+            results[event[1]] = event[2]
+        elif event[0] == "failed":
+            failures.append(event[2])
+    return results, failures
+
+
+def _child(i: int, task: Callable[[Progress | None], T], events: Any, report: bool) -> None:
+    try:
+        result = task((lambda run: events.put(("run", run))) if report else None)
+        events.put(("done", i, result))
+    except BaseException:
+        events.put(("failed", i, traceback.format_exc()))
+
+
+def hunts_in_processes(hunts: Sequence[Callable[[], T]], jobs: int) -> list[T]:
+    """Mutant hunts spread over `jobs` children, round robin; their results, in order."""
+    if jobs == 1 or len(hunts) < 2:
+        return [hunt() for hunt in hunts]
+    slices = [list(range(j, len(hunts), jobs)) for j in range(min(jobs, len(hunts)))]
+
+    def chunk(indexes: list[int]) -> Callable[[Progress | None], list[T]]:
+        return lambda _report: [hunts[k]() for k in indexes]
+
+    done = in_processes([chunk(s) for s in slices])
+    ordered: dict[int, T] = {}
+    for indexes, results in zip(slices, done, strict=True):
+        ordered.update(zip(indexes, results, strict=True))
+    return [ordered[k] for k in range(len(hunts))]
