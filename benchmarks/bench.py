@@ -66,6 +66,14 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     with cycles.real_world(root / "real") as world:
         t = cycles.crash_cycles(world, scenario, 6 if quick else 45, cycles.real_runner())
         fig["sigkill_cycles_per_s"] = t.per_s
+    jobs = len(os.sched_getaffinity(0))
+    fig["processes"] = jobs
+    if jobs > 1:
+        _log(f"the same cycles in {jobs} processes at once (killpoint run --jobs {jobs})")
+        t = cycles.parallel_cycles(root / "par", scenario, 30 if quick else 180, jobs)
+        fig["inprocess_cycles_per_s_all_cores"] = t.per_s
+        t = cycles.parallel_cycles(root / "par-real", scenario, 6 if quick else 45, jobs, True)
+        fig["sigkill_cycles_per_s_all_cores"] = t.per_s
 
     # 2. checkpoint commit cost per step ------------------------------------------------------
     _log("checkpoint commit cost: engine, LangGraph SqliteSaver, raw sqlite3")
@@ -170,6 +178,8 @@ TARGETS: list[tuple[str, str, str, Any]] = [
     ("inprocess_cycles_per_cpu_s", "  … per CPU-second", ">=", 300),
     ("inprocess_cycles_per_s_postgres", "in-process cycles/s (PostgreSQL)", "", None),
     ("sigkill_cycles_per_s", "SIGKILL cycles/s (SQLite)", ">=", 50),
+    ("inprocess_cycles_per_s_all_cores", "in-process cycles/s, one process per core", ">=", 300),
+    ("sigkill_cycles_per_s_all_cores", "SIGKILL cycles/s, one process per core", ">=", 50),
     ("single_crash_enumeration_s", "single-crash enumeration, 10 steps (s)", "<", 1.0),
     ("double_crash_enumeration_s", "double-crash enumeration, 10 steps (s)", "", None),
     ("runs_to_detection_ratio_random_vs_exhaustive", "random / exhaustive runs", ">=", 10),

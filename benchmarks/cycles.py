@@ -38,6 +38,7 @@ class Throughput:
     cycles: int
     wall_s: float
     cpu_s: float
+    started: float = 0.0  # perf_counter (CLOCK_MONOTONIC: one timeline for all processes)
 
     @property
     def per_s(self) -> float:
@@ -67,7 +68,32 @@ def crash_cycles(
         history = runner(world, scenario, schedule.model_copy(update={"run_id": f"{tag}{n}"}))
         if history.final_status != "completed":
             raise RuntimeError(f"{schedule.describe()} ended {history.final_status}")
-    return Throughput(len(plan), time.perf_counter() - wall, time.process_time() - cpu)
+    return Throughput(len(plan), time.perf_counter() - wall, time.process_time() - cpu, wall)
+
+
+def parallel_cycles(
+    root: Path, scenario: Scenario, cycles: int, processes: int, real: bool = False
+) -> Throughput:
+    """`cycles` crash-recover cycles in each of `processes` forked processes at once, each in a
+    world of its own, as `killpoint run --jobs` runs a campaign: all the cycles over the span
+    from the first loop's start to the last one's end (setting up a world is not a cycle; CPU
+    time is not summed across processes: 0)."""
+    from harness.jobs import in_processes
+
+    runner = real_runner() if real else run_schedule
+
+    def work(i: int) -> Callable[[object], tuple[int, float, float]]:
+        def run(_report: object) -> tuple[int, float, float]:
+            opened = real_world(root / f"p{i}") if real else sqlite_world(root / f"p{i}")
+            with opened as world:
+                done = crash_cycles(world, scenario, cycles, runner, tag="p")
+                return done.cycles, done.started, done.started + done.wall_s
+
+        return run
+
+    spans = in_processes([work(i) for i in range(processes)])
+    first, last = min(s for _, s, _ in spans), max(e for _, _, e in spans)
+    return Throughput(sum(n for n, _, _ in spans), last - first, 0.0)
 
 
 @dataclass
