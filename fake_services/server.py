@@ -163,6 +163,8 @@ class ServiceProcess:
         return self._plan
 
     def set_plan(self, plan: FaultPlan) -> None:
+        if not plan.rules and not self._plan.rules:
+            return  # no rule to install and none to count: the server already has this plan
         self._plan = plan
         self._put("/_admin/faults", content=plan.model_dump_json())
 
