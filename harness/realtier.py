@@ -93,13 +93,18 @@ def open_real_world(workdir: str | Path, store_url: str | None = None) -> World:
 
 
 class RealRun(Run):
-    """A `Run` whose workers are forked processes that die by SIGKILL."""
+    """A `Run` whose workers are forked processes that die by SIGKILL.
+
+    A worker that is scheduled to die has its successor forked as soon as it starts: the
+    successor sets up (its store connection, journal, engine and HTTP client) on the other core
+    and waits on a pipe for its turn, so a crash-recover cycle does not wait for it."""
 
     death: Death = "sigkill"
 
     _hits_fd: int | None = None
     _grants_fd: int | None = None
     _journal: Journal | None = None
+    _standby: dict[int, _Standby]  # workers forked ahead, set up and waiting for their turn
 
     def record_grant(self, grant: GrantRecord) -> None:
         if self._grants_fd is None:
@@ -122,20 +127,27 @@ class RealRun(Run):
         )
         os.write(self._hits_fd, (line.model_dump_json() + "\n").encode())
 
+    def execute(self) -> History:
+        self._standby = {}
+        try:
+            return super().execute()
+        finally:
+            for standby in self._standby.values():  # one the run ended without needing
+                standby.dismiss()
+
     def run_worker(self, worker: int, hook_wrap: Any = None) -> WorkerRecord:
         if hook_wrap is not None:
             raise KillpointError("interleaved workers run in the in-process tier only")
-        folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=self.world.workdir))
-        hits_path, result_path = folder / "hits.jsonl", folder / "result.json"
-        grants_path = folder / "grants.jsonl"
-        started_at, wall = self.world.clock.now(), time.perf_counter()
         versions = self.versions_for(worker)
         plan, prompt = versions.plan, versions.prompt
-        self.world.store.warm()  # once per store: the children inherit compiled statements
-        pid = os.fork()
-        if pid == 0:  # the worker
-            self._child(worker, hits_path, grants_path, result_path)
-        _, status = os.waitpid(pid, 0)
+        standby = self._standby.pop(worker, None) or self._fork(worker)
+        started_at, wall = self.world.clock.now(), time.perf_counter()
+        standby.go(self.started)
+        if self.schedule.crash_in(worker) and worker + 1 < self.schedule.max_workers:
+            # this one is to die, so the next is needed: it sets up while this one runs
+            self._standby[worker + 1] = self._fork(worker + 1)
+        _, status = os.waitpid(standby.pid, 0)
+        hits_path, result_path, grants_path = standby.paths
         hits = [
             HitRecord.model_validate_json(line)
             for line in hits_path.read_text().splitlines()
@@ -186,7 +198,22 @@ class RealRun(Run):
         self.started = True  # the first worker delivered the start message
         return record
 
-    def _child(self, worker: int, hits_path: Path, grants_path: Path, result_path: Path) -> None:
+    def _fork(self, worker: int) -> _Standby:
+        """A worker process, set up (store, journal, engine, client) and waiting for its go."""
+        folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=self.world.workdir))
+        paths = (folder / "hits.jsonl", folder / "result.json", folder / "grants.jsonl")
+        self.world.store.warm()  # once per store: the children inherit compiled statements
+        go_read, go_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker
+            os.close(go_write)
+            self._child(worker, *paths, go_read)
+        os.close(go_read)
+        return _Standby(pid, paths, go_write)
+
+    def _child(
+        self, worker: int, hits_path: Path, result_path: Path, grants_path: Path, go: int
+    ) -> None:
         """The body of a forked worker. It never returns: it exits or is killed."""
         code = 0
         try:
@@ -199,6 +226,10 @@ class RealRun(Run):
             result: dict[str, Any]
             try:
                 engine, http, _, _ = self.build(worker)
+                order = os.read(go, 1)  # set up; now wait until the worker before has ended
+                if order not in (b"0", b"1"):
+                    os._exit(0)  # dismissed: the run ended without this worker
+                self.started = order == b"1"
                 with http:
                     status, state, reason, sequence = self.drive(engine, worker)
                 result = {"status": status, "state": state, "reason": reason, "sequence": sequence}
@@ -211,6 +242,25 @@ class RealRun(Run):
             code = 70
         finally:
             os._exit(code)
+
+
+class _Standby:
+    """A forked worker waiting on its pipe: go (with whether the start was delivered), or not."""
+
+    def __init__(self, pid: int, paths: tuple[Path, Path, Path], go_fd: int) -> None:
+        self.pid, self.paths, self._go = pid, paths, go_fd
+
+    def go(self, started: bool) -> None:
+        try:
+            os.write(self._go, b"1" if started else b"0")
+        except BrokenPipeError:
+            pass  # it died setting up: its exit status and missing result will say so
+        finally:
+            os.close(self._go)
+
+    def dismiss(self) -> None:
+        os.close(self._go)  # end of file: the worker exits
+        os.waitpid(self.pid, 0)
 
 
 def run_schedule_real(

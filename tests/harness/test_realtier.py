@@ -63,3 +63,24 @@ def test_every_boundary_of_a_scenario_is_crashed_by_sigkill_without_violation(
         assert history.workers[0].end == "sigkill", hit.label()
         verdicts = check_all(history, scenario.workflow)
         assert combine(verdicts) is True, (hit.label(), verdicts)
+
+
+def _children() -> set[int]:
+    import os
+
+    tasks = Path(f"/proc/{os.getpid()}/task")
+    return {int(pid) for t in tasks.iterdir() for pid in (t / "children").read_text().split()}
+
+
+def test_a_worker_forked_ahead_for_a_crash_that_never_comes_is_dismissed(
+    real_world: World,
+) -> None:
+    """A worker scheduled to die has its successor forked ahead to set up; when the crash
+    point is never reached, the successor is sent away, and no process is left behind."""
+    before = _children()
+    never = HitPoint(worker=0, step="no_such_step", boundary="step.begin")
+    schedule = FaultSchedule(scenario="email", run_id="never", tier="real", crashes=(never,))
+    history = run_schedule_real(real_world, scenarios.get("email"), schedule)
+    assert [w.end for w in history.workers] == ["stopped"]
+    assert history.final_status == "completed"
+    assert _children() == before
