@@ -90,6 +90,18 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     fig["checkpoint_cost_ratio_vs_langgraph"] = engine_s / lg["saver"]
     fig["checkpoint_cost_ratio_vs_raw_sqlite"] = engine_s / raw_s
     fig["checkpoint_body_bytes"] = body
+    # the cost of one more step: runs of 60 against runs of 10 (a run's own start, lease and
+    # release are paid once per run, not per step)
+    long = 60
+    engine_long, store = commit_cost.engine_per_step(root / "cost", long, runs)
+    store.close()
+    lg_long = commit_cost.langgraph_per_step(root / "cost", long, runs)
+    marginal = (engine_long * long - engine_s * n) / (long - n)
+    lg_marginal = (lg_long["saver"] * long - lg["saver"] * n) / (long - n)
+    fig["engine_step_marginal_us"] = marginal * 1e6
+    fig["langgraph_step_marginal_us"] = lg_marginal * 1e6
+    fig["checkpoint_cost_ratio_vs_raw_sqlite_marginal"] = marginal / raw_s
+    fig["checkpoint_cost_ratio_vs_langgraph_marginal"] = marginal / lg_marginal
 
     # 3. storage growth --------------------------------------------------------------------
     _log("storage growth at 10, 100, 1000 steps")
@@ -174,6 +186,13 @@ def systematic_vs_random(root: Path, quick: bool) -> dict[str, Any]:
 TARGETS: list[tuple[str, str, str, Any]] = [
     ("checkpoint_cost_ratio_vs_langgraph", "engine step / LangGraph SqliteSaver step", "<=", 0.5),
     ("checkpoint_cost_ratio_vs_raw_sqlite", "engine step / raw sqlite3 floor", "<=", 2.0),
+    (
+        "checkpoint_cost_ratio_vs_langgraph_marginal",
+        "  … one more step, engine / LangGraph",
+        "<=",
+        0.5,
+    ),
+    ("checkpoint_cost_ratio_vs_raw_sqlite_marginal", "  … one more step, engine / raw", "<=", 2.0),
     ("inprocess_cycles_per_s", "in-process crash-recover cycles/s (SQLite)", ">=", 300),
     ("inprocess_cycles_per_cpu_s", "  … per CPU-second", ">=", 300),
     ("inprocess_cycles_per_s_postgres", "in-process cycles/s (PostgreSQL)", "", None),
@@ -230,8 +249,10 @@ def table(fig: dict[str, Any]) -> str:
     lines.append(
         f"per step: engine {fig['engine_step_us']:.0f} µs, LangGraph+SqliteSaver "
         f"{fig['langgraph_step_us']:.0f} µs (no saver {fig['langgraph_step_no_saver_us']:.0f} µs), "
-        f"raw sqlite3 {fig['raw_sqlite_step_us']:.0f} µs; checkpoint body "
-        f"{fig['checkpoint_body_bytes']} B"
+        f"raw sqlite3 {fig['raw_sqlite_step_us']:.0f} µs; one more step: engine "
+        f"{fig['engine_step_marginal_us']:.0f} µs, "
+        f"LangGraph {fig['langgraph_step_marginal_us']:.0f} µs; "
+        f"checkpoint body {fig['checkpoint_body_bytes']} B"
     )
     lines.append(f"{'storage, bytes per step':<40} {'10':>9} {'100':>9} {'1000':>9}")
     for key, label in (
