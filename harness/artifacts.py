@@ -20,13 +20,6 @@ class ArtifactStore(Protocol):
         """Store bytes; return (sha256, uri)."""
         ...
 
-    @staticmethod
-    def _holds(target: Path, digest: str) -> bool:
-        try:
-            return sha256_hex(target.read_bytes()) == digest
-        except FileNotFoundError:
-            return False
-
     def get(self, sha256: str) -> bytes:
         """The bytes whose hash is sha256; `ArtifactError` if missing or altered."""
         ...

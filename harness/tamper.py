@@ -24,14 +24,6 @@ from harness.model import SCHEMA_VERSION
 from harness.store import Store
 
 OTHER_TENANT = "tenant-from-elsewhere"
-CHECKPOINT_KINDS = (
-    "flip_byte",
-    "wrong_tenant",
-    "unsupported_schema",
-    "legacy_v2",
-    "legacy_unsafe",
-    "output_altered",
-)
 FORGED_STEP = "forged"
 ARTIFACT_KINDS = ("artifact_corrupt", "artifact_missing")
 
