@@ -13,15 +13,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import sys
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from harness._backends import resolve_url
 from harness.campaign import Campaign, CampaignConfig
 from harness.errors import KillpointError
 from harness.merge import merge_results
 from harness.results import CampaignResult, RunResult
+from harness.world import pins_schema
 
 T = TypeVar("T")
 Progress = Callable[[RunResult], None]
@@ -44,6 +47,13 @@ def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:
     """The campaign of `config`, in `jobs` processes (in this one when `jobs` is 1)."""
     if jobs == 1 or config.shard is not None:
         return _campaign(config)
+    url = config.store_url
+    if url is not None and "postgresql" in resolve_url(url) and pins_schema(url):
+        raise KillpointError(
+            f"--jobs {jobs}: each process needs a store of its own, and this --db pins one "
+            "schema for all; leave its search_path out (each process then gets a schema of its "
+            "own) or use --jobs 1"
+        )
     progress = config.on_run
 
     def shard(i: int) -> Callable[[Progress | None], CampaignResult]:
@@ -93,8 +103,8 @@ def in_processes(
         for child in children:
             if child.pid is not None:
                 child.join()
-    if failures:
-        raise KillpointError("a campaign process failed:\n" + failures[0])
+    if failures:  # the child printed its whole traceback; its last line says what went wrong
+        raise KillpointError(f"a campaign process failed: {failures[0].strip().splitlines()[-1]}")
     return [results[i] for i in range(len(children))]
 
 
@@ -125,7 +135,9 @@ def _child(i: int, task: Callable[[Progress | None], T], events: Any, report: bo
         result = task((lambda run: events.put(("run", run))) if report else None)
         events.put(("done", i, result))
     except BaseException:
-        events.put(("failed", i, traceback.format_exc()))
+        trace = traceback.format_exc()
+        sys.stderr.write(trace)
+        events.put(("failed", i, trace))
 
 
 def hunts_in_processes(hunts: Sequence[Callable[[], T]], jobs: int) -> list[T]:

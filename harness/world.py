@@ -85,11 +85,14 @@ def campaign_store(url: str | None, root: Path) -> Store:
     if url is None:
         return Store(f"sqlite:///{root / 'store.sqlite'}", scratch=True)
     resolved = resolve_url(url)
-    parsed = make_url(resolved)
-    pinned = "search_path" in str(parsed.query.get("options", ""))
-    if parsed.get_backend_name() == "postgresql" and not pinned:
+    if make_url(resolved).get_backend_name() == "postgresql" and not pins_schema(resolved):
         return Store(resolved, schema=f"kp_{uuid.uuid4().hex[:12]}", scratch=True)
     return Store(resolved, scratch=True)
+
+
+def pins_schema(url: str) -> bool:
+    """Whether a database URL names the schema itself (`options=-csearch_path=…`)."""
+    return "search_path" in str(make_url(url).query.get("options", ""))
 
 
 def ensure_key(env: str = DEFAULT_KEY_ENV) -> SecretRef:

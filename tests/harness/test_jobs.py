@@ -88,3 +88,10 @@ def test_runs_of_one_world_do_not_depend_on_their_order(
     finally:
         campaign.close()
     assert result.valid is True, [v.summary for v in result.verdicts if v.valid is not True]
+
+
+def test_jobs_refuse_a_database_url_that_pins_one_schema_for_all(tmp_path: Path) -> None:
+    pinned = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3Dkp_mine"
+    config = CampaignConfig(scenarios=[scenarios.get("email")], workdir=tmp_path, store_url=pinned)
+    with pytest.raises(KillpointError, match="pins one schema"):
+        run_campaign(config, 2)
