@@ -66,7 +66,9 @@ def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:
         return work
 
     parts = in_processes([shard(i) for i in range(1, jobs + 1)], progress)
-    return merge_results(parts)
+    merged = merge_results(parts)
+    others = f" and {jobs - 1} more, one store per process"
+    return merged.model_copy(update={"backend": parts[0].backend + others})
 
 
 def _campaign(config: CampaignConfig) -> CampaignResult:
