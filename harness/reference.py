@@ -73,7 +73,11 @@ class StoreReader:
         key = self.secret.resolve()
         views = []
         rows = self.store.checkpoints(workflow_id)
-        outputs = _OutputsAt(self.store.outputs(workflow_id, 0, rows[-1].sequence) if rows else [])
+        stored = self.store.outputs(workflow_id, 0, rows[-1].sequence) if rows else []
+        outputs = _OutputsAt(stored)
+        extra: dict[int, int] = {}  # bytes of the output rows each checkpoint committed
+        for o in stored:
+            extra[o.sequence] = extra.get(o.sequence, 0) + len(o.step) + len(o.value) + 64
         for row in rows:
             base: dict[str, Any] = {
                 "sequence": row.sequence,
@@ -81,7 +85,7 @@ class StoreReader:
                 "run_id": row.run_id,
                 "fencing_token": row.fencing_token,
                 "created_at": row.created_at,
-                "size": len(row.body) + len(row.tag),
+                "size": len(row.body) + len(row.tag) + extra.get(row.sequence, 0),
             }
             try:
                 cp = open_checkpoint(row, key, self.tenant)

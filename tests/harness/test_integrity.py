@@ -22,6 +22,7 @@ from harness.integrity import (
     verify_seal,
 )
 from harness.model import StoredCheckpoint
+from harness.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.flows import Crash, Died, make_engine
 
@@ -226,3 +227,18 @@ def test_a_forged_output_row_beyond_the_checkpoint_is_rejected(
 
     assert outcome.status is RunStatus.QUARANTINED
     assert "beyond checkpoint #1" in outcome.reason
+
+
+def test_a_checkpoints_stored_size_counts_the_output_rows_it_committed(
+    engine: Engine, store: Store
+) -> None:
+    """Storage growth is measured from these sizes: outputs moved out of the checkpoint must
+    not vanish from the figure."""
+    engine.run("pure", "wf-1", {"n": 1})
+    views = {v.sequence: v for v in StoreReader(store, "default").checkpoints("wf-1")}
+    rows = {r.sequence: r for r in store.checkpoints("wf-1")}
+    plan = next(o for o in store.outputs("wf-1") if o.step == "plan")
+    assert views[1].size == len(rows[1].body) + len(rows[1].tag)  # the start: no output
+    assert (
+        views[2].size == len(rows[2].body) + len(rows[2].tag) + len("plan") + len(plan.value) + 64
+    )
