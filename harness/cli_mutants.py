@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -76,12 +77,18 @@ def mutants(
             show_default=False,
         ),
     ] = None,
+    jobs: Annotated[
+        str,
+        typer.Option(metavar="N|auto", help="Processes to hunt in (auto: one per core)."),
+    ] = "1",
 ) -> None:
     """Run the campaign against each mutant engine until the oracle catches it."""
     import scenarios
-    from harness.hunt import hunt_outcome
+    from harness.hunt import HuntOutcome, hunt_outcome
+    from harness.jobs import hunts_in_processes, resolve_jobs
     from scenarios.mutants import DESCRIPTIONS, MUTANTS
 
+    processes = resolve_jobs(jobs)
     checkpoint_key()
     chosen = (
         [scenarios.get(name) for name in scenario]
@@ -101,10 +108,12 @@ def mutants(
         names = list(mutant) if mutant else list(MUTANTS)
         targets = [(name, MUTANTS[name], DESCRIPTIONS[name]) for name in names]
     root = _fresh(workdir)
-    outcomes = [
-        hunt_outcome(spec, chosen, root / name.replace(":", "_"), seed, description=why)
-        for name, spec, why in targets
-    ]
+
+    def hunt(name: str, spec: Any, why: str) -> Callable[[], HuntOutcome]:
+        folder = root / name.replace(":", "_")
+        return lambda: hunt_outcome(spec, chosen, folder, seed, description=why)
+
+    outcomes = hunts_in_processes([hunt(*target) for target in targets], processes)
     rows = [(o.result, o.run.schedule_file if o.run else None) for o in outcomes]
     if report is not None:
         from harness.results import hunt_report

@@ -74,3 +74,17 @@ def test_an_unknown_mutant_is_a_user_error(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "no mutant named 'nope'" in result.stderr
+
+
+def test_hunts_in_two_processes_report_what_one_process_reports(tmp_path: Path) -> None:
+    args = ["--json", "--scenario", "research_publish", "--scenario", "order_saga_refund",
+            "--mutant", "completion_without_verification", "--mutant", "compensation_as_rollback",
+            "--mutant", "budgets_reset_on_restart"]  # fmt: skip
+    code, one = _mutants(tmp_path / "one", *args)
+    code2, two = _mutants(tmp_path / "two", *args, "--jobs", "2")
+    assert code == code2 == 0
+
+    def strip(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        return [{k: v for k, v in r.items() if k != "schedule_file"} for r in rows]
+
+    assert strip(json.loads(two)) == strip(json.loads(one))
