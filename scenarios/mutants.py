@@ -26,7 +26,7 @@ from harness._sql import Tx
 from harness.adapters import EffectAdapter
 from harness.budget import BudgetLimits, initial_budget
 from harness.context import StepContext
-from harness.dispatcher import Engine, _Change
+from harness.dispatcher import Engine
 from harness.errors import ConflictError, EffectRejected, OutcomeUnknown, QuarantinedError
 from harness.integrity import parse_sealed
 from harness.ledger import EffectExecutor, Rejected, Session, fingerprint, operation_id
@@ -41,6 +41,7 @@ from harness.model import (
 from harness.protocol import WorkerEnv
 from harness.reference import ReferenceEngine
 from harness.runner import REFERENCE, EngineSpec
+from harness.steps import _Change
 from harness.store import (
     Lease,
     NewCheckpoint,
