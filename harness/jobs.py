@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from harness._backends import resolve_url
 from harness.campaign import Campaign, CampaignConfig
 from harness.errors import KillpointError
 from harness.merge import merge_results
@@ -48,7 +47,7 @@ def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:
     if jobs == 1 or config.shard is not None:
         return _campaign(config)
     url = config.store_url
-    if url is not None and "postgresql" in resolve_url(url) and pins_schema(url):
+    if url is not None and pins_schema(url):
         raise KillpointError(
             f"--jobs {jobs}: each process needs a store of its own, and this --db pins one "
             "schema for all; leave its search_path out (each process then gets a schema of its "

@@ -77,7 +77,8 @@ class StoreReader:
         outputs = _OutputsAt(stored)
         extra: dict[int, int] = {}  # bytes of the output rows each checkpoint committed
         for o in stored:
-            extra[o.sequence] = extra.get(o.sequence, 0) + len(o.step) + len(o.value) + 64
+            size = len(o.step) + len(o.value) + len(o.sha256)
+            extra[o.sequence] = extra.get(o.sequence, 0) + size
         for row in rows:
             base: dict[str, Any] = {
                 "sequence": row.sequence,
