@@ -149,8 +149,8 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
 def systematic_vs_random(root: Path, quick: bool) -> dict[str, Any]:
     """Runs to detection over bench10, order_saga and email (the headline), and over the whole
     catalogue (full run only): the scenarios' verdict tables are made once per mutant."""
-    from scenarios import CATALOGUE
-    from scenarios.mutants import MUTANTS
+    from killpoint.scenarios import CATALOGUE
+    from killpoint.scenarios.mutants import MUTANTS
 
     quick_set = ("only_conversation_saved", "fresh_idempotency_key_on_resume")
     chosen = {k: v for k, v in MUTANTS.items() if not quick or k in quick_set}

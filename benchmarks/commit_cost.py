@@ -25,12 +25,12 @@ from typing import Any
 from flow import make_input, make_pure_scenario
 from sqlalchemy import create_engine
 
-from harness import _schema
-from harness.artifacts import FolderArtifacts
-from harness.clock import FakeClock
-from harness.dispatcher import Engine
-from harness.store import Store
-from harness.world import BASE_VERSIONS, ensure_key
+from killpoint.harness import _schema
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.clock import FakeClock
+from killpoint.harness.dispatcher import Engine
+from killpoint.harness.store import Store
+from killpoint.harness.world import BASE_VERSIONS, ensure_key
 
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
 

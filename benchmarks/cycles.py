@@ -22,13 +22,13 @@ from pathlib import Path
 from flow import make_scenario
 from sqlalchemy import create_engine, text
 
-from harness.campaign import recovery_points, singles
-from harness.checkers import check_all
-from harness.history import History
-from harness.runner import run_schedule
-from harness.schedule import FaultSchedule
-from harness.world import World
-from scenarios.base import Scenario
+from killpoint.harness.campaign import recovery_points, singles
+from killpoint.harness.checkers import check_all
+from killpoint.harness.history import History
+from killpoint.harness.runner import run_schedule
+from killpoint.harness.schedule import FaultSchedule
+from killpoint.harness.world import World
+from killpoint.scenarios.base import Scenario
 
 Runner = Callable[[World, Scenario, FaultSchedule], History]
 
@@ -78,7 +78,7 @@ def parallel_cycles(
     world of its own, as `killpoint run --jobs` runs a campaign: all the cycles over the span
     from the first loop's start to the last one's end (setting up a world is not a cycle; CPU
     time is not summed across processes: 0)."""
-    from harness.jobs import in_processes
+    from killpoint.harness.jobs import in_processes
 
     runner = real_runner() if real else run_schedule
 
@@ -236,7 +236,7 @@ def postgres_available(url: str) -> bool:
 @contextmanager
 def real_world(root: Path, store_url: str | None = None) -> Iterator[World]:
     """The real-death tier: forked workers that SIGKILL themselves, services over loopback."""
-    from harness.realtier import open_real_world
+    from killpoint.harness.realtier import open_real_world
 
     world = open_real_world(root, store_url)
     try:
@@ -246,6 +246,6 @@ def real_world(root: Path, store_url: str | None = None) -> Iterator[World]:
 
 
 def real_runner() -> Runner:
-    from harness.realtier import run_schedule_real
+    from killpoint.harness.realtier import run_schedule_real
 
     return run_schedule_real

@@ -46,14 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.campaign import Risk, crash_risk, ranked_singles
-from harness.checkers import check_all
-from harness.history import History, WorkerRecord
-from harness.killswitch import Hit
-from harness.runner import REFERENCE, EngineSpec, Run
-from harness.schedule import FaultSchedule
-from harness.world import World
-from scenarios.base import Scenario
+from killpoint.harness.campaign import Risk, crash_risk, ranked_singles
+from killpoint.harness.checkers import check_all
+from killpoint.harness.history import History, WorkerRecord
+from killpoint.harness.killswitch import Hit
+from killpoint.harness.runner import REFERENCE, EngineSpec, Run
+from killpoint.harness.schedule import FaultSchedule
+from killpoint.harness.world import World
+from killpoint.scenarios.base import Scenario
 
 CAP = 100_000
 TIMING_RUNS = 5  # clean runs per table whose median wall times weigh the random draws

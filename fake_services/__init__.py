@@ -8,30 +8,36 @@ Each keeps a :class:`Journal` the oracle reads. Nothing here imports ``harness``
 
 from typing import TYPE_CHECKING, Any
 
-from fake_services.app import build_app
-from fake_services.clients import (
+from killpoint.fake_services.app import build_app
+from killpoint.fake_services.clients import (
     ArtifactsClient,
     CmsClient,
     MailerClient,
     PaymentsClient,
     PublisherClient,
 )
-from fake_services.clock import ServiceClock
-from fake_services.errors import ArtifactCorrupt, NotFound, OutcomeUnknown, Rejected, ServiceError
-from fake_services.faults import Fault, FaultInjector, FaultMode, FaultPlan, FaultRule
-from fake_services.inprocess import InProcessServices
-from fake_services.journal import AppliedEffect, Journal, RequestRecord, fingerprint
-from fake_services.models import Charge, Message, Post, Publication, Refund
-from fake_services.transport import FaultInjectingTransport, connect
+from killpoint.fake_services.clock import ServiceClock
+from killpoint.fake_services.errors import (
+    ArtifactCorrupt,
+    NotFound,
+    OutcomeUnknown,
+    Rejected,
+    ServiceError,
+)
+from killpoint.fake_services.faults import Fault, FaultInjector, FaultMode, FaultPlan, FaultRule
+from killpoint.fake_services.inprocess import InProcessServices
+from killpoint.fake_services.journal import AppliedEffect, Journal, RequestRecord, fingerprint
+from killpoint.fake_services.models import Charge, Message, Post, Publication, Refund
+from killpoint.fake_services.transport import FaultInjectingTransport, connect
 
 if TYPE_CHECKING:
-    from fake_services.server import ServiceProcess
+    from killpoint.fake_services.server import ServiceProcess
 
 
 def __getattr__(name: str) -> Any:
     # Imported lazily so `python -m fake_services.server` does not import itself twice.
     if name == "ServiceProcess":
-        from fake_services.server import ServiceProcess
+        from killpoint.fake_services.server import ServiceProcess
 
         return ServiceProcess
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

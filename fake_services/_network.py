@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import httpx
 
-from fake_services.faults import DROP_HEADER, FAULT_HEADER, Fault, FaultMode
+from killpoint.fake_services.faults import DROP_HEADER, FAULT_HEADER, Fault, FaultMode
 
 Send = Callable[[httpx.Request], httpx.Response]
 

@@ -19,10 +19,16 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from fake_services._state import StateStore
-from fake_services.clock import ServiceClock
-from fake_services.faults import DROP_HEADER, FAULT_HEADER, Fault, FaultInjector, FaultMode
-from fake_services.journal import Journal, RequestRecord, fingerprint
+from killpoint.fake_services._state import StateStore
+from killpoint.fake_services.clock import ServiceClock
+from killpoint.fake_services.faults import (
+    DROP_HEADER,
+    FAULT_HEADER,
+    Fault,
+    FaultInjector,
+    FaultMode,
+)
+from killpoint.fake_services.journal import Journal, RequestRecord, fingerprint
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
 

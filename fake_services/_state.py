@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fake_services._db import Database
+from killpoint.fake_services._db import Database
 
 
 class StateStore:

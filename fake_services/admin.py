@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from fake_services._service import Services
-from fake_services.faults import FaultPlan
+from killpoint.fake_services._service import Services
+from killpoint.fake_services.faults import FaultPlan
 
 
 def _bad(message: str) -> JSONResponse:

@@ -11,11 +11,11 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from fake_services import admin, artifacts, cms, mailer, payments, publisher
-from fake_services._service import Services
-from fake_services.clock import ServiceClock
-from fake_services.faults import CLOCK_HEADER, FaultInjector, FaultPlan
-from fake_services.journal import Journal
+from killpoint.fake_services import admin, artifacts, cms, mailer, payments, publisher
+from killpoint.fake_services._service import Services
+from killpoint.fake_services.clock import ServiceClock
+from killpoint.fake_services.faults import CLOCK_HEADER, FaultInjector, FaultPlan
+from killpoint.fake_services.journal import Journal
 
 
 def build_app(

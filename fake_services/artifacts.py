@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from fake_services._service import Reply, Services, error
-from fake_services.faults import Fault, FaultMode
-from fake_services.journal import RequestRecord
+from killpoint.fake_services._service import Reply, Services, error
+from killpoint.fake_services.faults import Fault, FaultMode
+from killpoint.fake_services.journal import RequestRecord
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from fake_services.errors import ArtifactCorrupt, NotFound, OutcomeUnknown, Rejected
-from fake_services.models import Charge, Message, Post, Publication, Refund
+from killpoint.fake_services.errors import ArtifactCorrupt, NotFound, OutcomeUnknown, Rejected
+from killpoint.fake_services.models import Charge, Message, Post, Publication, Refund
 
 
 def _send(client: httpx.Client, method: str, url: str, **kwargs: Any) -> httpx.Response:

@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from fake_services._service import Reply, Services, error, parse, read_json
-from fake_services.faults import Fault
-from fake_services.journal import RequestRecord
-from fake_services.models import Post, PostRequest
+from killpoint.fake_services._service import Reply, Services, error, parse, read_json
+from killpoint.fake_services.faults import Fault
+from killpoint.fake_services.journal import RequestRecord
+from killpoint.fake_services.models import Post, PostRequest
 
 
 def routes(services: Services) -> list[Route]:

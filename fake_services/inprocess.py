@@ -19,11 +19,11 @@ import httpx
 import respx
 from starlette.types import ASGIApp, Message
 
-from fake_services._network import deliver
-from fake_services.app import build_app
-from fake_services.clock import ServiceClock
-from fake_services.faults import FaultInjector, FaultPlan, classify
-from fake_services.journal import Journal
+from killpoint.fake_services._network import deliver
+from killpoint.fake_services.app import build_app
+from killpoint.fake_services.clock import ServiceClock
+from killpoint.fake_services.faults import FaultInjector, FaultPlan, classify
+from killpoint.fake_services.journal import Journal
 
 BASE_URL = "http://services.test"
 

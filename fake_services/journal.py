@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fake_services._db import Database
+from killpoint.fake_services._db import Database
 
 _REQUEST_COLUMNS = (
     "seq, service, operation, idempotency_key, business_key, fingerprint, time, outcome"

@@ -12,10 +12,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from fake_services._service import Reply, Services, parse, read_json
-from fake_services.faults import Fault
-from fake_services.journal import RequestRecord, fingerprint
-from fake_services.models import Message, MessageRequest
+from killpoint.fake_services._service import Reply, Services, parse, read_json
+from killpoint.fake_services.faults import Fault
+from killpoint.fake_services.journal import RequestRecord, fingerprint
+from killpoint.fake_services.models import Message, MessageRequest
 
 
 def message_key(to: str, subject: str) -> str:

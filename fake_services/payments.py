@@ -14,10 +14,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from fake_services._service import Reply, Services, error, parse, read_json
-from fake_services.faults import Fault
-from fake_services.journal import RequestRecord
-from fake_services.models import Charge, ChargeRequest, Refund, RefundRequest
+from killpoint.fake_services._service import Reply, Services, error, parse, read_json
+from killpoint.fake_services.faults import Fault
+from killpoint.fake_services.journal import RequestRecord
+from killpoint.fake_services.models import Charge, ChargeRequest, Refund, RefundRequest
 
 
 def _keyed_create(services: Services, kind: str, record: RequestRecord) -> Reply | None:

@@ -21,11 +21,11 @@ from typing import Any
 import httpx
 import uvicorn
 
-from fake_services.app import build_app
-from fake_services.clock import ServiceClock
-from fake_services.faults import FaultInjector, FaultPlan
-from fake_services.journal import Journal
-from fake_services.transport import connect, loopback_transport
+from killpoint.fake_services.app import build_app
+from killpoint.fake_services.clock import ServiceClock
+from killpoint.fake_services.faults import FaultInjector, FaultPlan
+from killpoint.fake_services.journal import Journal
+from killpoint.fake_services.transport import connect, loopback_transport
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,7 +97,7 @@ class ServiceProcess:
             raise RuntimeError("the service process is already running")
         port_file = self.journal_path.with_name(self.journal_path.name + ".port")
         port_file.unlink(missing_ok=True)
-        command = [sys.executable, "-m", "fake_services.server", "--host", self.host]
+        command = [sys.executable, "-m", "killpoint.fake_services.server", "--host", self.host]
         command += ["--port", str(self.port), "--journal", str(self.journal_path)]
         command += ["--port-file", str(port_file), "--clock", repr(self._clock)]
         env = {

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import httpx
 
-from fake_services._network import deliver
-from fake_services.faults import CLOCK_HEADER, Fault, classify
+from killpoint.fake_services._network import deliver
+from killpoint.fake_services.faults import CLOCK_HEADER, Fault, classify
 
 
 def loopback_transport() -> httpx.HTTPTransport:

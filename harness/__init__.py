@@ -12,10 +12,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.budget import BudgetLimits
-    from harness.clock import Clock, FakeClock, SystemClock
-    from harness.dispatcher import Engine, Outcome
-    from harness.errors import (
+    from killpoint.harness.budget import BudgetLimits
+    from killpoint.harness.clock import Clock, FakeClock, SystemClock
+    from killpoint.harness.dispatcher import Engine, Outcome
+    from killpoint.harness.errors import (
         ConflictError,
         IntegrityError,
         KillpointError,
@@ -23,36 +23,43 @@ if TYPE_CHECKING:
         QuarantinedError,
         StaleFenceError,
     )
-    from harness.integrity import SecretRef
-    from harness.model import Checkpoint, EffectIntent, EffectStatus, Receipt, RunStatus, Versions
-    from harness.store import Store
-    from harness.workflow import Step, StepKind, Transition, Workflow
+    from killpoint.harness.integrity import SecretRef
+    from killpoint.harness.model import (
+        Checkpoint,
+        EffectIntent,
+        EffectStatus,
+        Receipt,
+        RunStatus,
+        Versions,
+    )
+    from killpoint.harness.store import Store
+    from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
 
 _HOMES = {
-    "BudgetLimits": "harness.budget",
-    "Checkpoint": "harness.model",
-    "Clock": "harness.clock",
-    "ConflictError": "harness.errors",
-    "EffectIntent": "harness.model",
-    "EffectStatus": "harness.model",
-    "Engine": "harness.dispatcher",
-    "FakeClock": "harness.clock",
-    "IntegrityError": "harness.errors",
-    "KillpointError": "harness.errors",
-    "LeaseHeldError": "harness.errors",
-    "Outcome": "harness.dispatcher",
-    "QuarantinedError": "harness.errors",
-    "Receipt": "harness.model",
-    "RunStatus": "harness.model",
-    "SecretRef": "harness.integrity",
-    "StaleFenceError": "harness.errors",
-    "Step": "harness.workflow",
-    "StepKind": "harness.workflow",
-    "Store": "harness.store",
-    "SystemClock": "harness.clock",
-    "Transition": "harness.workflow",
-    "Versions": "harness.model",
-    "Workflow": "harness.workflow",
+    "BudgetLimits": "killpoint.harness.budget",
+    "Checkpoint": "killpoint.harness.model",
+    "Clock": "killpoint.harness.clock",
+    "ConflictError": "killpoint.harness.errors",
+    "EffectIntent": "killpoint.harness.model",
+    "EffectStatus": "killpoint.harness.model",
+    "Engine": "killpoint.harness.dispatcher",
+    "FakeClock": "killpoint.harness.clock",
+    "IntegrityError": "killpoint.harness.errors",
+    "KillpointError": "killpoint.harness.errors",
+    "LeaseHeldError": "killpoint.harness.errors",
+    "Outcome": "killpoint.harness.dispatcher",
+    "QuarantinedError": "killpoint.harness.errors",
+    "Receipt": "killpoint.harness.model",
+    "RunStatus": "killpoint.harness.model",
+    "SecretRef": "killpoint.harness.integrity",
+    "StaleFenceError": "killpoint.harness.errors",
+    "Step": "killpoint.harness.workflow",
+    "StepKind": "killpoint.harness.workflow",
+    "Store": "killpoint.harness.store",
+    "SystemClock": "killpoint.harness.clock",
+    "Transition": "killpoint.harness.workflow",
+    "Versions": "killpoint.harness.model",
+    "Workflow": "killpoint.harness.workflow",
 }
 
 __all__ = [
@@ -86,7 +93,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
-        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+        raise AttributeError(f"module 'killpoint.harness' has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value

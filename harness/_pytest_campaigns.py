@@ -18,20 +18,20 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, make_url, text
 
-import scenarios
-from harness.campaign import Campaign, CampaignConfig
-from harness.engines import NoHistory, load_engine
-from harness.killswitch import Hit, KillSwitch
-from harness.merge import merge_results
-from harness.pytest_plugin import MARKER_ARGS, Settings, is_postgres
-from harness.results import CampaignResult, RunResult, ScenarioCoverage
-from harness.runner import EngineSpec
-from harness.schedule import FaultSchedule, load_schedule
-from harness.store import Store
-from harness.world import World, ensure_key
-from reports import write_html, write_junit
-from scenarios.base import Scenario
-from scenarios.cases import CASES
+from killpoint import scenarios
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.engines import NoHistory, load_engine
+from killpoint.harness.killswitch import Hit, KillSwitch
+from killpoint.harness.merge import merge_results
+from killpoint.harness.pytest_plugin import MARKER_ARGS, Settings, is_postgres
+from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage
+from killpoint.harness.runner import EngineSpec
+from killpoint.harness.schedule import FaultSchedule, load_schedule
+from killpoint.harness.store import Store
+from killpoint.harness.world import World, ensure_key
+from killpoint.reports import write_html, write_junit
+from killpoint.scenarios.base import Scenario
+from killpoint.scenarios.cases import CASES
 
 SHOWN_VIOLATIONS = 10
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from harness.model import EffectIntent, Receipt
+from killpoint.harness.model import EffectIntent, Receipt
 
 
 class EffectAdapter(Protocol):

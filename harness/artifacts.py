@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from harness.errors import ArtifactError
-from harness.integrity import sha256_hex
+from killpoint.harness.errors import ArtifactError
+from killpoint.harness.integrity import sha256_hex
 
 
 class ArtifactStore(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.model import Budget
+from killpoint.harness.model import Budget
 
 
 class BudgetLimits(BaseModel):

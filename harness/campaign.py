@@ -19,13 +19,13 @@ from datetime import UTC, datetime
 from enum import IntEnum
 from pathlib import Path
 
-from fake_services.faults import FaultMode, FaultPlan, FaultRule
-from harness import boundaries as b
-from harness.checkers import check_all
-from harness.checkers._common import MUTATIONS
-from harness.history import History, HitRecord
-from harness.measures import measure
-from harness.results import (
+from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
+from killpoint.harness import boundaries as b
+from killpoint.harness.checkers import check_all
+from killpoint.harness.checkers._common import MUTATIONS
+from killpoint.harness.history import History, HitRecord
+from killpoint.harness.measures import measure
+from killpoint.harness.results import (
     CampaignResult,
     RunKind,
     RunResult,
@@ -33,11 +33,11 @@ from harness.results import (
     Verdict,
     combine,
 )
-from harness.runner import REFERENCE, EngineSpec, run_schedule
-from harness.schedule import FaultSchedule, HitPoint, Interleave, Tier, save_schedule
-from harness.world import World
-from scenarios.base import Scenario
-from scenarios.cases import CASES, Expect, NamedCase
+from killpoint.harness.runner import REFERENCE, EngineSpec, run_schedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint, Interleave, Tier, save_schedule
+from killpoint.harness.world import World
+from killpoint.scenarios.base import Scenario
+from killpoint.scenarios.cases import CASES, Expect, NamedCase
 
 # Which network faults a mutating request may meet; duplicate delivery only where the service
 # dedups (a non-idempotent service duplicates any duplicated request, whatever the engine does).
@@ -376,7 +376,7 @@ def recovery_points(history: History, worker: int = 1) -> list[HitPoint]:
 
 def open_world(tier: Tier, workdir: Path, store_url: str | None) -> World:
     if tier == "real":
-        from harness.realtier import open_real_world
+        from killpoint.harness.realtier import open_real_world
 
         return open_real_world(workdir, store_url)
     return World.open(workdir, store_url)
@@ -387,7 +387,7 @@ def run_in_tier(
 ) -> History:
     """Run a schedule in the tier it names (a replayed schedule keeps its tier)."""
     if schedule.tier == "real":
-        from harness.realtier import run_schedule_real
+        from killpoint.harness.realtier import run_schedule_real
 
         return run_schedule_real(world, scenario, schedule, engine)
     return run_schedule(world, scenario, schedule, engine)

@@ -24,11 +24,11 @@ from sqlalchemy import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from typer.core import TyperGroup
 
-from harness._backends import resolve_url
-from harness.errors import KillpointError
-from harness.integrity import DEFAULT_KEY_ENV
-from harness.operator_view import Capabilities, OperatorView, build_view
-from harness.store import Store
+from killpoint.harness._backends import resolve_url
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.integrity import DEFAULT_KEY_ENV
+from killpoint.harness.operator_view import Capabilities, OperatorView, build_view
+from killpoint.harness.store import Store
 
 USER_ERROR = 2
 
@@ -216,7 +216,7 @@ def compact(
 def known_services() -> dict[str, Capabilities]:
     """Recovery flags of the services killpoint ships adapters for (class attributes only)."""
     try:
-        from scenarios import adapters
+        from killpoint.scenarios import adapters
     except ImportError:  # pragma: no cover - a deployment without the scenarios package
         return {}
     classes = (
@@ -301,11 +301,10 @@ def render(view: OperatorView) -> list[str]:
 
 
 def _load_command_modules() -> None:
-    import harness
-
+    from killpoint import harness
     for module in pkgutil.iter_modules(harness.__path__):
         if module.name.startswith("cli_"):
-            importlib.import_module(f"harness.{module.name}")
+            importlib.import_module(f"killpoint.harness.{module.name}")
 
 
 _load_command_modules()

@@ -17,16 +17,16 @@ from uuid import uuid4
 import typer
 from pydantic import JsonValue
 
-from harness import boundaries as b
-from harness.artifacts import FolderArtifacts
-from harness.cli import DbOption, app, checkpoint_key, known_services, open_store, render
-from harness.clock import FakeClock
-from harness.context import StepContext
-from harness.dispatcher import Engine
-from harness.integrity import DEFAULT_KEY_ENV
-from harness.model import EffectIntent, RunStatus, Versions
-from harness.operator_view import build_view
-from harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness import boundaries as b
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.cli import DbOption, app, checkpoint_key, known_services, open_store, render
+from killpoint.harness.clock import FakeClock
+from killpoint.harness.context import StepContext
+from killpoint.harness.dispatcher import Engine
+from killpoint.harness.integrity import DEFAULT_KEY_ENV
+from killpoint.harness.model import EffectIntent, RunStatus, Versions
+from killpoint.harness.operator_view import build_view
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
 
 LEASE_TTL = 30.0
 VERSIONS = Versions(
@@ -73,8 +73,8 @@ def demo_workflow() -> Workflow:
 @app.command()
 def demo(db: DbOption = None) -> None:
     """Run a demo workflow, kill it between the CMS's commit and the receipt, and resume it."""
-    from fake_services import InProcessServices
-    from scenarios.adapters import adapters_for
+    from killpoint.fake_services import InProcessServices
+    from killpoint.scenarios.adapters import adapters_for
 
     key = checkpoint_key(DEFAULT_KEY_ENV)
     store = open_store(db, must_exist=False)

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
-from harness.cli import app, checkpoint_key
-from harness.errors import KillpointError
+from killpoint.harness.cli import app, checkpoint_key
+from killpoint.harness.errors import KillpointError
 
 
 def _fresh(root: Path) -> Path:
@@ -83,10 +83,10 @@ def mutants(
     ] = "1",
 ) -> None:
     """Run the campaign against each mutant engine until the oracle catches it."""
-    import scenarios
-    from harness.hunt import HuntOutcome, hunt_outcome
-    from harness.jobs import hunts_in_processes, resolve_jobs
-    from scenarios.mutants import DESCRIPTIONS, MUTANTS
+    from killpoint import scenarios
+    from killpoint.harness.hunt import HuntOutcome, hunt_outcome
+    from killpoint.harness.jobs import hunts_in_processes, resolve_jobs
+    from killpoint.scenarios.mutants import DESCRIPTIONS, MUTANTS
 
     processes = resolve_jobs(jobs)
     checkpoint_key()
@@ -101,7 +101,7 @@ def mutants(
             f"no mutant named {', '.join(map(repr, unknown))}; known: {', '.join(MUTANTS)}"
         )
     if engine is not None:
-        from harness.engines import load_engine
+        from killpoint.harness.engines import load_engine
 
         targets = [(engine, load_engine(engine), "the engine under test")]
     else:
@@ -116,8 +116,8 @@ def mutants(
     outcomes = hunts_in_processes([hunt(*target) for target in targets], processes)
     rows = [(o.result, o.run.schedule_file if o.run else None) for o in outcomes]
     if report is not None:
-        from harness.results import hunt_report
-        from reports import write_html
+        from killpoint.harness.results import hunt_report
+        from killpoint.reports import write_html
 
         typer.echo(f"report: {write_html(hunt_report(outcomes), report)}", err=True)
     if as_json:

@@ -19,10 +19,10 @@ from typing import Annotated, Any, Literal
 import typer
 from pydantic import ValidationError
 
-from harness.cli import DbOption, app, checkpoint_key
-from harness.errors import KillpointError
-from harness.results import CampaignResult, RunResult
-from harness.schedule import load_schedule
+from killpoint.harness.cli import DbOption, app, checkpoint_key
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.harness.schedule import load_schedule
 
 WorkdirOption = Annotated[
     Path,
@@ -89,22 +89,22 @@ def _write_outputs(
 ) -> list[str]:
     written = []
     if report is not None:
-        from reports import write_html
+        from killpoint.reports import write_html
 
         written.append(f"report: {write_html(result, report)}")
     if junit is not None:
-        from reports import write_junit
+        from killpoint.reports import write_junit
 
         written.append(f"junit: {write_junit(result, junit)}")
     if out is not None:
-        from reports._atomic import write_atomic
+        from killpoint.reports._atomic import write_atomic
 
         written.append(f"result: {write_atomic(out, result.model_dump_json())}")
     return written
 
 
 def _print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> None:
-    from reports import summary_json
+    from killpoint.reports import summary_json
 
     summary = summary_json(result)
     if as_json:
@@ -130,7 +130,7 @@ def _print_summary(result: CampaignResult, as_json: bool, written: list[str]) ->
         console.print(f"[red]✗[/red] {v['scenario']} [{v['checker']}] {v['summary']}")
         if v["schedule_file"]:
             console.print(f"    replay: killpoint replay {v['schedule_file']}")
-    from reports import campaign_metrics
+    from killpoint.reports import campaign_metrics
 
     m = campaign_metrics(result)
     figures = [
@@ -221,10 +221,10 @@ def run(
     ] = "1",
 ) -> None:
     """Crash every boundary of every scenario, recover, and judge each run."""
-    import scenarios
-    from harness.campaign import CampaignConfig
-    from harness.engines import load_engine
-    from harness.jobs import resolve_jobs, run_campaign
+    from killpoint import scenarios
+    from killpoint.harness.campaign import CampaignConfig
+    from killpoint.harness.engines import load_engine
+    from killpoint.harness.jobs import resolve_jobs, run_campaign
 
     processes = resolve_jobs(jobs)
     if processes > 1 and shard is not None:
@@ -279,9 +279,9 @@ def _hunt_mutants(
     chosen: list[Any], workdir: Path, seed: int, processes: int, **phases: Any
 ) -> list[Any]:
     """Each mutant hunted with the campaign's own plan, until the oracle catches it."""
-    from harness.hunt import hunt_outcome
-    from harness.jobs import hunts_in_processes
-    from scenarios.mutants import DESCRIPTIONS, MUTANTS
+    from killpoint.harness.hunt import hunt_outcome
+    from killpoint.harness.jobs import hunts_in_processes
+    from killpoint.scenarios.mutants import DESCRIPTIONS, MUTANTS
 
     def hunt(name: str) -> Callable[[], Any]:
         folder = workdir / "mutants" / name
@@ -304,11 +304,11 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print verdicts as JSON.")] = False,
 ) -> None:
     """Re-run one fault schedule exactly, in the tier it names, and judge it again."""
-    import scenarios
-    from harness.campaign import expectation, open_world, run_in_tier
-    from harness.checkers import check_all
-    from harness.engines import load_engine
-    from scenarios.cases import CASES
+    from killpoint import scenarios
+    from killpoint.harness.campaign import expectation, open_world, run_in_tier
+    from killpoint.harness.checkers import check_all
+    from killpoint.harness.engines import load_engine
+    from killpoint.scenarios.cases import CASES
 
     schedule = load_schedule(schedule_file)
     scenario = scenarios.get(schedule.scenario)
@@ -332,7 +332,7 @@ def replay(
             f"killpoint: warning: crash point(s) never reached: {', '.join(missed)}", err=True
         )
     if history is not None:
-        from reports._atomic import write_atomic
+        from killpoint.reports._atomic import write_atomic
 
         write_atomic(history, result.model_dump_json(indent=2))
     if as_json:
@@ -382,7 +382,7 @@ def merge(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Combine shard results into one campaign result and report."""
-    from harness.merge import merge_results
+    from killpoint.harness.merge import merge_results
 
     parts = []
     for path in results:

@@ -12,10 +12,10 @@ from typing import overload
 
 from pydantic import JsonValue
 
-from harness.artifacts import ArtifactStore
-from harness.boundaries import BoundaryHook
-from harness.errors import ArtifactError
-from harness.model import ArtifactRef, EffectRecord
+from killpoint.harness.artifacts import ArtifactStore
+from killpoint.harness.boundaries import BoundaryHook
+from killpoint.harness.errors import ArtifactError
+from killpoint.harness.model import ArtifactRef, EffectRecord
 
 
 class LazyEffects(Sequence[EffectRecord]):

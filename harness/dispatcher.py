@@ -17,25 +17,31 @@ from uuid import uuid4
 
 from pydantic import JsonValue
 
-from harness import boundaries as b
-from harness.adapters import EffectAdapter
-from harness.artifacts import ArtifactStore
-from harness.boundaries import BoundaryHook, no_hook
-from harness.budget import BudgetLimits, after_step, at_time, exhausted_at, initial_budget
-from harness.clock import Clock
-from harness.compat import CompatibilityPolicy
-from harness.context import LazyEffects, StepContext
-from harness.envelope import open_checkpoint, seal_checkpoint
-from harness.errors import (
+from killpoint.harness import boundaries as b
+from killpoint.harness.adapters import EffectAdapter
+from killpoint.harness.artifacts import ArtifactStore
+from killpoint.harness.boundaries import BoundaryHook, no_hook
+from killpoint.harness.budget import BudgetLimits, after_step, at_time, exhausted_at, initial_budget
+from killpoint.harness.clock import Clock
+from killpoint.harness.compat import CompatibilityPolicy
+from killpoint.harness.context import LazyEffects, StepContext
+from killpoint.harness.envelope import open_checkpoint, seal_checkpoint
+from killpoint.harness.errors import (
     ArtifactError,
     DefinitionError,
     IntegrityError,
     UnknownWorkflowError,
     WrongTenantError,
 )
-from harness.integrity import SecretRef, canonical_json, input_hash, output_link, sha256_hex
-from harness.ledger import EffectExecutor, Rejected, Session, Stop
-from harness.model import (
+from killpoint.harness.integrity import (
+    SecretRef,
+    canonical_json,
+    input_hash,
+    output_link,
+    sha256_hex,
+)
+from killpoint.harness.ledger import EffectExecutor, Rejected, Session, Stop
+from killpoint.harness.model import (
     Checkpoint,
     EffectRecord,
     EffectRef,
@@ -48,9 +54,9 @@ from harness.model import (
     Versions,
     WorkflowRecord,
 )
-from harness.steps import BackToGate, StepKinds, _Change, _intent
-from harness.store import Lease, StepOutput, Store
-from harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.steps import BackToGate, StepKinds, _Change, _intent
+from killpoint.harness.store import Lease, StepOutput, Store
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
 
 S = EffectStatus
 _SETTLED = (S.VERIFIED, S.COMPENSATED)  # no longer pending: dropped from the next checkpoint

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.errors import KillpointError
-from harness.model import ApprovalRecord, EffectRecord
-from harness.protocol import CheckpointView, HistoryReader
-from harness.runner import REFERENCE, EngineSpec
-from harness.world import World
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.model import ApprovalRecord, EffectRecord
+from killpoint.harness.protocol import CheckpointView, HistoryReader
+from killpoint.harness.runner import REFERENCE, EngineSpec
+from killpoint.harness.world import World
 
 
 class NoHistory:
@@ -44,7 +44,7 @@ def load_engine(ref: str | None) -> EngineSpec:
     if ref is None or ref == "reference":
         return REFERENCE
     if ref.startswith("mutant:"):
-        from scenarios.mutants import MUTANTS
+        from killpoint.scenarios.mutants import MUTANTS
 
         name = ref.removeprefix("mutant:")
         if name not in MUTANTS:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from harness.errors import IntegrityError, WrongTenantError
-from harness.integrity import parse_sealed, seal, verify_seal
-from harness.migrations import upgrade
-from harness.model import SCHEMA_VERSION, Checkpoint, StoredCheckpoint
-from harness.store import NewCheckpoint, StepOutput
+from killpoint.harness.errors import IntegrityError, WrongTenantError
+from killpoint.harness.integrity import parse_sealed, seal, verify_seal
+from killpoint.harness.migrations import upgrade
+from killpoint.harness.model import SCHEMA_VERSION, Checkpoint, StoredCheckpoint
+from killpoint.harness.store import NewCheckpoint, StepOutput
 
 
 def seal_checkpoint(

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.budget import BudgetLimits
-from harness.protocol import CheckpointView
-from harness.schedule import FaultSchedule
+from killpoint.harness.budget import BudgetLimits
+from killpoint.harness.protocol import CheckpointView
+from killpoint.harness.schedule import FaultSchedule
 
 
 class _Model(BaseModel):

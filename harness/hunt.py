@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.campaign import Campaign, CampaignConfig, ranked_singles, recovery_points
-from harness.history import History
-from harness.results import MutantResult, RunKind, RunResult
-from harness.runner import EngineSpec
-from harness.schedule import FaultSchedule, HitPoint
-from scenarios.base import Scenario
-from scenarios.cases import Expect
+from killpoint.harness.campaign import Campaign, CampaignConfig, ranked_singles, recovery_points
+from killpoint.harness.history import History
+from killpoint.harness.results import MutantResult, RunKind, RunResult
+from killpoint.harness.runner import EngineSpec
+from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.scenarios.base import Scenario
+from killpoint.scenarios.cases import Expect
 
 
 @dataclass(frozen=True)

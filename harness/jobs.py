@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from harness.campaign import Campaign, CampaignConfig
-from harness.errors import KillpointError
-from harness.merge import merge_results
-from harness.results import CampaignResult, RunResult
-from harness.world import pins_schema
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.merge import merge_results
+from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.harness.world import pins_schema
 
 T = TypeVar("T")
 Progress = Callable[[RunResult], None]

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.clock import Clock
-from harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.clock import Clock
+from killpoint.harness.schedule import FaultSchedule, HitPoint
 
 
 class Killed(BaseException):

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from harness import boundaries as b
-from harness.adapters import EffectAdapter
-from harness.boundaries import BoundaryHook
-from harness.clock import Clock
-from harness.errors import CannotTell, EffectRejected, OutcomeUnknown, StaleFenceError
-from harness.integrity import canonical_json, sha256_hex
-from harness.model import EffectIntent, EffectRecord, EffectStatus, Receipt, RunStatus
-from harness.store import Lease, Store
+from killpoint.harness import boundaries as b
+from killpoint.harness.adapters import EffectAdapter
+from killpoint.harness.boundaries import BoundaryHook
+from killpoint.harness.clock import Clock
+from killpoint.harness.errors import CannotTell, EffectRejected, OutcomeUnknown, StaleFenceError
+from killpoint.harness.integrity import canonical_json, sha256_hex
+from killpoint.harness.model import EffectIntent, EffectRecord, EffectStatus, Receipt, RunStatus
+from killpoint.harness.store import Lease, Store
 
 S = EffectStatus
 LOOKUP_TRIES = 3

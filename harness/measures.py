@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.checkers._common import is_mutation
-from harness.history import History
-from harness.model import is_terminal
-from harness.results import RunMeasures, Verdict
+from killpoint.harness.checkers._common import is_mutation
+from killpoint.harness.history import History
+from killpoint.harness.model import is_terminal
+from killpoint.harness.results import RunMeasures, Verdict
 
 
 def measure(history: History, verdicts: list[Verdict]) -> RunMeasures:

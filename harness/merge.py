@@ -7,8 +7,8 @@ cover different scenarios (two test modules, say) merge side by side.
 
 from __future__ import annotations
 
-from harness.errors import KillpointError
-from harness.results import CampaignResult, ScenarioCoverage
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.results import CampaignResult, ScenarioCoverage
 
 
 def merge_results(parts: list[CampaignResult]) -> CampaignResult:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.errors import IntegrityError, QuarantinedError
-from harness.integrity import input_hash
-from harness.model import SCHEMA_VERSION
+from killpoint.harness.errors import IntegrityError, QuarantinedError
+from killpoint.harness.integrity import input_hash
+from killpoint.harness.model import SCHEMA_VERSION
 
 UNRECORDED = "unrecorded"
 

@@ -14,9 +14,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.envelope import open_checkpoint
-from harness.errors import IntegrityError
-from harness.model import (
+from killpoint.harness.envelope import open_checkpoint
+from killpoint.harness.errors import IntegrityError
+from killpoint.harness.model import (
     Budget,
     Checkpoint,
     EffectRecord,
@@ -27,8 +27,8 @@ from harness.model import (
     RunStatus,
     Versions,
 )
-from harness.store import Store
-from harness.workflow import Workflow
+from killpoint.harness.store import Store
+from killpoint.harness.workflow import Workflow
 
 Action = Literal["none", "send", "reconcile", "retry", "escalate", "verify"]
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from harness.boundaries import BoundaryHook
-from harness.clock import Clock
-from harness.dispatcher import Outcome
-from harness.model import ApprovalRecord, EffectRecord, Versions
+from killpoint.harness.boundaries import BoundaryHook
+from killpoint.harness.clock import Clock
+from killpoint.harness.dispatcher import Outcome
+from killpoint.harness.model import ApprovalRecord, EffectRecord, Versions
 
 if TYPE_CHECKING:
-    from scenarios.base import Scenario
+    from killpoint.scenarios.base import Scenario
 
 
 @dataclass(frozen=True)

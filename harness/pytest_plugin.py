@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from fake_services import InProcessServices
-    from harness._pytest_campaigns import CampaignRunner, Databases, KillSwitchFactory
-    from harness.results import CampaignResult
-    from harness.store import Store
-    from harness.world import World
+    from killpoint.fake_services import InProcessServices
+    from killpoint.harness._pytest_campaigns import CampaignRunner, Databases, KillSwitchFactory
+    from killpoint.harness.results import CampaignResult
+    from killpoint.harness.store import Store
+    from killpoint.harness.world import World
 
 TIERS = ("inprocess", "real")
 MARKER_ARGS = frozenset(
@@ -310,7 +310,7 @@ def _killpoint_docker_url(pytestconfig: pytest.Config) -> Iterator[str]:
 def _killpoint_databases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databases]:
     db = request.config.stash[STATE].settings.db
     base = request.getfixturevalue("_killpoint_docker_url") if db == "docker" else db
-    from harness._pytest_campaigns import Databases
+    from killpoint.harness._pytest_campaigns import Databases
 
     databases = Databases(base, tmp_path / "killpoint")
     (tmp_path / "killpoint").mkdir(exist_ok=True)
@@ -327,7 +327,7 @@ def killpoint_store_url(_killpoint_databases: Databases) -> str:
 @pytest.fixture
 def killpoint_store(_killpoint_databases: Databases) -> Iterator[Store]:
     """A `harness.Store` on this test's own database (see `--killpoint-db`)."""
-    from harness.store import Store
+    from killpoint.harness.store import Store
 
     store = Store(_killpoint_databases.allocate("store")[0])
     yield store
@@ -337,9 +337,9 @@ def killpoint_store(_killpoint_databases: Databases) -> Iterator[Store]:
 @pytest.fixture
 def killpoint_services() -> Iterator[InProcessServices]:
     """The fake downstream services in this process; their journal is the ground truth."""
-    from fake_services import InProcessServices
-    from fake_services.clock import ServiceClock
-    from harness.world import EPOCH
+    from killpoint.fake_services import InProcessServices
+    from killpoint.fake_services.clock import ServiceClock
+    from killpoint.harness.world import EPOCH
 
     with InProcessServices(clock=ServiceClock(start=EPOCH)) as services:
         yield services
@@ -350,7 +350,7 @@ def killpoint_world(
     killpoint_store: Store, killpoint_services: InProcessServices, tmp_path: Path
 ) -> World:
     """A `World` (store, services, one shared clock) for `harness.runner.run_schedule`."""
-    from harness.world import SharedTime, World, ensure_key
+    from killpoint.harness.world import SharedTime, World, ensure_key
 
     workdir = tmp_path / "killpoint" / "world"
     workdir.mkdir(parents=True, exist_ok=True)
@@ -367,7 +367,7 @@ def killpoint_world(
 def killpoint_killswitch(killpoint_world: World) -> KillSwitchFactory:
     """`killpoint_killswitch(schedule, worker=0)`: a `KillSwitch` (the boundary hook of one
     worker) on the world's clock; `.hits` holds every hit of every switch it built."""
-    from harness._pytest_campaigns import KillSwitchFactory
+    from killpoint.harness._pytest_campaigns import KillSwitchFactory
 
     return KillSwitchFactory(killpoint_world)
 
@@ -388,7 +388,7 @@ def killpoint_campaign(
             f"it takes {sorted(MARKER_ARGS)}",
             pytrace=False,
         )
-    from harness._pytest_campaigns import CampaignRunner
+    from killpoint.harness._pytest_campaigns import CampaignRunner
 
     state = request.config.stash[STATE]
     runner = CampaignRunner(
@@ -454,7 +454,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if not (state.ran or state.from_workers):
         return
-    from harness._pytest_campaigns import parse_result, write_reports
+    from killpoint.harness._pytest_campaigns import parse_result, write_reports
 
     received = [(nodeid, parse_result(text)) for nodeid, text in state.from_workers]
     state.parts = sorted(state.ran + received, key=lambda part: part[0])

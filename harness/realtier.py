@@ -22,14 +22,14 @@ from typing import Any
 
 import httpx
 
-from fake_services import FaultInjectingTransport, FaultPlan, Journal, ServiceProcess
-from harness.errors import KillpointError
-from harness.history import GrantRecord, History, HitRecord, WorkerRecord
-from harness.killswitch import Death, Hit, Killed
-from harness.runner import REFERENCE, EngineSpec, Run
-from harness.schedule import FaultSchedule
-from harness.world import EPOCH, World, campaign_store, ensure_key
-from scenarios.base import Scenario
+from killpoint.fake_services import FaultInjectingTransport, FaultPlan, Journal, ServiceProcess
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.history import GrantRecord, History, HitRecord, WorkerRecord
+from killpoint.harness.killswitch import Death, Hit, Killed
+from killpoint.harness.runner import REFERENCE, EngineSpec, Run
+from killpoint.harness.schedule import FaultSchedule
+from killpoint.harness.world import EPOCH, World, campaign_store, ensure_key
+from killpoint.scenarios.base import Scenario
 
 
 class SharedMemoryClock:

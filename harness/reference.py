@@ -12,16 +12,16 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from harness.artifacts import FolderArtifacts
-from harness.dispatcher import Engine, Outcome
-from harness.envelope import open_checkpoint
-from harness.errors import IntegrityError
-from harness.integrity import SecretRef, parse_sealed
-from harness.migrations import upgrade
-from harness.model import ApprovalRecord, EffectRecord
-from harness.protocol import CheckpointView, WorkerEnv
-from harness.store import StepOutput, Store
-from scenarios.base import Scenario
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.dispatcher import Engine, Outcome
+from killpoint.harness.envelope import open_checkpoint
+from killpoint.harness.errors import IntegrityError
+from killpoint.harness.integrity import SecretRef, parse_sealed
+from killpoint.harness.migrations import upgrade
+from killpoint.harness.model import ApprovalRecord, EffectRecord
+from killpoint.harness.protocol import CheckpointView, WorkerEnv
+from killpoint.harness.store import StepOutput, Store
+from killpoint.scenarios.base import Scenario
 
 
 class ReferenceEngine:

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.history import History
-from harness.schedule import FaultSchedule
+from killpoint.harness.history import History
+from killpoint.harness.schedule import FaultSchedule
 
 Valid = bool | Literal["unknown"]
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from harness.errors import KillpointError
-from harness.history import (
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.history import (
     ExpectedEffectRecord,
     GrantRecord,
     History,
@@ -24,15 +24,15 @@ from harness.history import (
     TamperRecord,
     WorkerRecord,
 )
-from harness.killswitch import Death, Hit, Killed, KillSwitch
-from harness.model import RunStatus, Versions, is_terminal
-from harness.protocol import EngineFactory, EngineUnderTest, HistoryReader, WorkerEnv
-from harness.reference import StoreReader, reference_factory
-from harness.schedule import FaultSchedule
-from harness.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
-from harness.transport import BoundaryTransport
-from harness.world import World
-from scenarios.base import GatePolicy, Scenario
+from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
+from killpoint.harness.model import RunStatus, Versions, is_terminal
+from killpoint.harness.protocol import EngineFactory, EngineUnderTest, HistoryReader, WorkerEnv
+from killpoint.harness.reference import StoreReader, reference_factory
+from killpoint.harness.schedule import FaultSchedule
+from killpoint.harness.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
+from killpoint.harness.transport import BoundaryTransport
+from killpoint.harness.world import World
+from killpoint.scenarios.base import GatePolicy, Scenario
 
 MAX_ANSWERS = 3
 

@@ -13,9 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from fake_services.faults import FaultPlan
-from harness.errors import KillpointError
-from harness.model import Versions
+from killpoint.fake_services.faults import FaultPlan
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.model import Versions
 
 Tier = Literal["inprocess", "real"]
 

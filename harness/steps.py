@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from harness import boundaries as b
-from harness.adapters import EffectAdapter
-from harness.artifacts import ArtifactStore
-from harness.boundaries import BoundaryHook
-from harness.clock import Clock
-from harness.context import StepContext
-from harness.errors import ArtifactError, DefinitionError, OutcomeUnknown
-from harness.ledger import EffectExecutor, Session, Stop
-from harness.model import (
+from killpoint.harness import boundaries as b
+from killpoint.harness.adapters import EffectAdapter
+from killpoint.harness.artifacts import ArtifactStore
+from killpoint.harness.boundaries import BoundaryHook
+from killpoint.harness.clock import Clock
+from killpoint.harness.context import StepContext
+from killpoint.harness.errors import ArtifactError, DefinitionError, OutcomeUnknown
+from killpoint.harness.ledger import EffectExecutor, Session, Stop
+from killpoint.harness.model import (
     ApprovalGrant,
     ArtifactRef,
     Checkpoint,
@@ -31,8 +31,8 @@ from harness.model import (
     RunStatus,
     Versions,
 )
-from harness.store import Store
-from harness.workflow import Step, StepKind
+from killpoint.harness.store import Store
+from killpoint.harness.workflow import Step, StepKind
 
 S = EffectStatus
 

@@ -17,18 +17,18 @@ from typing import Any, NamedTuple
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import IntegrityError as SqlIntegrityError
 
-from harness import _schema as t
-from harness import _statements as q
-from harness._backends import begin_statement, build_engine, resolve_url
-from harness._sql import Database, Row, Transaction, Tx
-from harness.errors import (
+from killpoint.harness import _schema as t
+from killpoint.harness import _statements as q
+from killpoint.harness._backends import begin_statement, build_engine, resolve_url
+from killpoint.harness._sql import Database, Row, Transaction, Tx
+from killpoint.harness.errors import (
     ConflictError,
     KillpointError,
     LeaseHeldError,
     StaleFenceError,
     UnknownWorkflowError,
 )
-from harness.model import (
+from killpoint.harness.model import (
     ApprovalRecord,
     Budget,
     EffectRecord,

@@ -15,13 +15,13 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
-from harness import _schema as t
-from harness.artifacts import FolderArtifacts
-from harness.errors import IntegrityError, KillpointError
-from harness.integrity import SecretRef, canonical_json, seal, sha256_hex
-from harness.migrations import upgrade
-from harness.model import SCHEMA_VERSION
-from harness.store import Store
+from killpoint.harness import _schema as t
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.errors import IntegrityError, KillpointError
+from killpoint.harness.integrity import SecretRef, canonical_json, seal, sha256_hex
+from killpoint.harness.migrations import upgrade
+from killpoint.harness.model import SCHEMA_VERSION
+from killpoint.harness.store import Store
 
 OTHER_TENANT = "tenant-from-elsewhere"
 FORGED_STEP = "forged"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import httpx
 
-from harness.boundaries import RESPONSE_RECEIVED
+from killpoint.harness.boundaries import RESPONSE_RECEIVED
 
 
 class BoundaryTransport(httpx.BaseTransport):

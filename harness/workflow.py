@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from harness.errors import DefinitionError
-from harness.model import EffectIntent, RunStatus
+from killpoint.harness.errors import DefinitionError
+from killpoint.harness.model import EffectIntent, RunStatus
 
 if TYPE_CHECKING:
-    from harness.context import StepContext
+    from killpoint.harness.context import StepContext
 
 
 class StepKind(StrEnum):

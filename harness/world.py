@@ -19,11 +19,11 @@ from typing import Protocol
 import httpx
 from sqlalchemy import make_url
 
-from fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
-from harness._backends import resolve_url
-from harness.integrity import DEFAULT_KEY_ENV, SecretRef
-from harness.model import Versions
-from harness.store import Store
+from killpoint.fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
+from killpoint.harness._backends import resolve_url
+from killpoint.harness.integrity import DEFAULT_KEY_ENV, SecretRef
+from killpoint.harness.model import Versions
+from killpoint.harness.store import Store
 
 EPOCH = 1_800_000_000.0
 BASE_VERSIONS = Versions(

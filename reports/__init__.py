@@ -3,9 +3,9 @@
 Reports read `harness.results.CampaignResult` only; nothing here runs an engine.
 """
 
-from reports.html import render_html, write_html
-from reports.junit import write_junit
-from reports.metrics import CampaignMetrics, campaign_metrics, summary_json
+from killpoint.reports.html import render_html, write_html
+from killpoint.reports.junit import write_junit
+from killpoint.reports.metrics import CampaignMetrics, campaign_metrics, summary_json
 
 __all__ = [
     "CampaignMetrics",

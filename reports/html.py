@@ -12,10 +12,10 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from harness.results import CampaignResult
-from reports._atomic import write_atomic
-from reports.charts import fmt
-from reports.view import OUTCOME_CLASSES, build_page
+from killpoint.harness.results import CampaignResult
+from killpoint.reports._atomic import write_atomic
+from killpoint.reports.charts import fmt
+from killpoint.reports.view import OUTCOME_CLASSES, build_page
 
 TEMPLATES = Path(__file__).parent / "templates"
 

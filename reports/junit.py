@@ -15,8 +15,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.results import CampaignResult, MutantResult, RunResult
-from reports._atomic import write_atomic
+from killpoint.harness.results import CampaignResult, MutantResult, RunResult
+from killpoint.reports._atomic import write_atomic
 
 BOUNDARY_KINDS = ("single", "double")
 _WORKER_PREFIX = re.compile(r"^w\d+ ")

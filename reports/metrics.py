@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from harness.results import CampaignResult, RunResult, Verdict, combine
+from killpoint.harness.results import CampaignResult, RunResult, Verdict, combine
 
 
 class _Model(BaseModel):

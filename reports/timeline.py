@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fake_services.faults import FaultMode
-from harness.history import History
-from harness.results import EvidenceRef
+from killpoint.fake_services.faults import FaultMode
+from killpoint.harness.history import History
+from killpoint.harness.results import EvidenceRef
 
 LABEL_WIDTH = 150.0
 TOP = 24.0

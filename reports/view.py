@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from harness.results import CampaignResult, RunResult, Verdict
-from reports.charts import Chart, histogram, scatter
-from reports.metrics import CampaignMetrics, Rate, campaign_metrics
-from reports.timeline import Timeline, build_timeline
+from killpoint.harness.results import CampaignResult, RunResult, Verdict
+from killpoint.reports.charts import Chart, histogram, scatter
+from killpoint.reports.metrics import CampaignMetrics, Rate, campaign_metrics
+from killpoint.reports.timeline import Timeline, build_timeline
 
 MAX_DETAILED_VIOLATIONS = 25
 MAX_EVIDENCE_LINES = 12

@@ -7,8 +7,8 @@ business keys carry the run id), the adapters, and the effects the services shou
 
 from __future__ import annotations
 
-from harness.errors import KillpointError
-from scenarios import (
+from killpoint.harness.errors import KillpointError
+from killpoint.scenarios import (
     approval_refund,
     batch,
     email,
@@ -17,8 +17,8 @@ from scenarios import (
     order_saga,
     research_publish,
 )
-from scenarios.adapters import adapters_for
-from scenarios.base import ExpectedEffect, GatePolicy, Scenario
+from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.base import ExpectedEffect, GatePolicy, Scenario
 
 __all__ = ["CATALOGUE", "ExpectedEffect", "GatePolicy", "Scenario", "adapters_for", "get"]
 

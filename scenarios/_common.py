@@ -13,9 +13,9 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from harness.context import StepContext
-from harness.errors import DefinitionError
-from harness.model import EffectStatus, Receipt
+from killpoint.harness.context import StepContext
+from killpoint.harness.errors import DefinitionError
+from killpoint.harness.model import EffectStatus, Receipt
 
 DONE = (EffectStatus.COMMITTED, EffectStatus.VERIFIED, EffectStatus.COMPENSATED)
 

@@ -20,11 +20,11 @@ from typing import Any
 import httpx
 from pydantic import JsonValue
 
-import fake_services as fs
-from harness.adapters import EffectAdapter
-from harness.errors import CannotTell, DefinitionError, EffectRejected, OutcomeUnknown
-from harness.integrity import canonical_json
-from harness.model import EffectIntent, Receipt
+from killpoint import fake_services as fs
+from killpoint.harness.adapters import EffectAdapter
+from killpoint.harness.errors import CannotTell, DefinitionError, EffectRejected, OutcomeUnknown
+from killpoint.harness.integrity import canonical_json
+from killpoint.harness.model import EffectIntent, Receipt
 
 __all__ = [
     "ArtifactsAdapter",

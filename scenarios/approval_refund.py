@@ -16,13 +16,13 @@ from dataclasses import replace
 
 from pydantic import JsonValue
 
-from harness.context import StepContext
-from harness.model import EffectIntent, RunStatus
-from harness.workflow import Step, StepKind, Transition, Workflow
-from scenarios._common import number, receipt_of, text
-from scenarios.adapters import adapters_for
-from scenarios.base import ExpectedEffect, GatePolicy, Scenario
-from scenarios.order_saga import charge, charge_effect, refund_effect
+from killpoint.harness.context import StepContext
+from killpoint.harness.model import EffectIntent, RunStatus
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.scenarios._common import number, receipt_of, text
+from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.base import ExpectedEffect, GatePolicy, Scenario
+from killpoint.scenarios.order_saga import charge, charge_effect, refund_effect
 
 GATE = "refund_over_threshold"
 THRESHOLD_CENTS = 10_000

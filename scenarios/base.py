@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import httpx
 from pydantic import JsonValue
 
-from fake_services.journal import AppliedEffect, Journal
-from harness.adapters import EffectAdapter
-from harness.budget import BudgetLimits
-from harness.model import RunStatus
-from harness.workflow import Workflow
+from killpoint.fake_services.journal import AppliedEffect, Journal
+from killpoint.harness.adapters import EffectAdapter
+from killpoint.harness.budget import BudgetLimits
+from killpoint.harness.model import RunStatus
+from killpoint.harness.workflow import Workflow
 
 
 @dataclass(frozen=True)

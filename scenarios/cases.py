@@ -10,10 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fake_services.faults import FaultMode, FaultPlan, FaultRule
-from harness.history import History
-from harness.model import Versions
-from harness.schedule import ClockJump, Deploy, FaultSchedule, HitPoint, Interleave, Tamper
+from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
+from killpoint.harness.history import History
+from killpoint.harness.model import Versions
+from killpoint.harness.schedule import (
+    ClockJump,
+    Deploy,
+    FaultSchedule,
+    HitPoint,
+    Interleave,
+    Tamper,
+)
 
 Expect = Callable[[History], str | None]
 

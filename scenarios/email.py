@@ -12,13 +12,13 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from fake_services.mailer import message_key
-from harness.context import StepContext
-from harness.model import EffectIntent, RunStatus
-from harness.workflow import Step, StepKind, Transition, Workflow
-from scenarios._common import text
-from scenarios.adapters import adapters_for
-from scenarios.base import ExpectedEffect, Scenario
+from killpoint.fake_services.mailer import message_key
+from killpoint.harness.context import StepContext
+from killpoint.harness.model import EffectIntent, RunStatus
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.scenarios._common import text
+from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.base import ExpectedEffect, Scenario
 
 
 def make_input(run_id: str) -> dict[str, JsonValue]:

@@ -15,13 +15,13 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from harness import boundaries
-from harness.context import StepContext
-from harness.model import EffectIntent, RunStatus
-from harness.workflow import Step, StepKind, Transition, Workflow
-from scenarios._common import json_bytes, load_json, number, record, text
-from scenarios.adapters import adapters_for
-from scenarios.base import ExpectedEffect, Scenario
+from killpoint.harness import boundaries
+from killpoint.harness.context import StepContext
+from killpoint.harness.model import EffectIntent, RunStatus
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.scenarios._common import json_bytes, load_json, number, record, text
+from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.base import ExpectedEffect, Scenario
 
 RECEIVER_SCHEMAS = frozenset({"summary-v1", "summary-v2"})
 RECEIVER_NEEDS = frozenset({"read:sources", "publish:reports"})

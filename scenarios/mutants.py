@@ -20,29 +20,29 @@ from typing import Any
 from pydantic import JsonValue
 from sqlalchemy import delete, insert, update
 
-from harness import _schema as t
-from harness import boundaries as b
-from harness._sql import Tx
-from harness.adapters import EffectAdapter
-from harness.budget import BudgetLimits, initial_budget
-from harness.context import StepContext
-from harness.dispatcher import Engine
-from harness.errors import ConflictError, EffectRejected, OutcomeUnknown, QuarantinedError
-from harness.integrity import parse_sealed
-from harness.ledger import EffectExecutor, Rejected, Session, fingerprint, operation_id
-from harness.migrations import upgrade
-from harness.model import (
+from killpoint.harness import _schema as t
+from killpoint.harness import boundaries as b
+from killpoint.harness._sql import Tx
+from killpoint.harness.adapters import EffectAdapter
+from killpoint.harness.budget import BudgetLimits, initial_budget
+from killpoint.harness.context import StepContext
+from killpoint.harness.dispatcher import Engine
+from killpoint.harness.errors import ConflictError, EffectRejected, OutcomeUnknown, QuarantinedError
+from killpoint.harness.integrity import parse_sealed
+from killpoint.harness.ledger import EffectExecutor, Rejected, Session, fingerprint, operation_id
+from killpoint.harness.migrations import upgrade
+from killpoint.harness.model import (
     Checkpoint,
     EffectIntent,
     EffectRecord,
     EffectStatus,
     Receipt,
 )
-from harness.protocol import WorkerEnv
-from harness.reference import ReferenceEngine
-from harness.runner import REFERENCE, EngineSpec
-from harness.steps import _Change
-from harness.store import (
+from killpoint.harness.protocol import WorkerEnv
+from killpoint.harness.reference import ReferenceEngine
+from killpoint.harness.runner import REFERENCE, EngineSpec
+from killpoint.harness.steps import _Change
+from killpoint.harness.store import (
     Lease,
     NewCheckpoint,
     Store,
@@ -50,8 +50,8 @@ from harness.store import (
     _position,
     insert_outputs,
 )
-from harness.workflow import Step, StepKind
-from scenarios.base import Scenario
+from killpoint.harness.workflow import Step, StepKind
+from killpoint.scenarios.base import Scenario
 
 S = EffectStatus
 

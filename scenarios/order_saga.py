@@ -17,12 +17,12 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from harness.context import StepContext
-from harness.model import EffectIntent, RunStatus
-from harness.workflow import Step, StepKind, Transition, Workflow
-from scenarios._common import json_bytes, number, receipt_of, text
-from scenarios.adapters import adapters_for
-from scenarios.base import ExpectedEffect, Scenario
+from killpoint.harness.context import StepContext
+from killpoint.harness.model import EffectIntent, RunStatus
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.scenarios._common import json_bytes, number, receipt_of, text
+from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.base import ExpectedEffect, Scenario
 
 CURRENCIES = frozenset({"EUR", "USD", "GBP"})
 

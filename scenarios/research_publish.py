@@ -16,12 +16,12 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from harness.context import StepContext
-from harness.model import EffectIntent, RunStatus
-from harness.workflow import Step, StepKind, Transition, Workflow
-from scenarios._common import json_bytes, load_json, receipt_of, record, sha256, text
-from scenarios.adapters import adapters_for, artifact_args
-from scenarios.base import ExpectedEffect, Scenario
+from killpoint.harness.context import StepContext
+from killpoint.harness.model import EffectIntent, RunStatus
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.scenarios._common import json_bytes, load_json, receipt_of, record, sha256, text
+from killpoint.scenarios.adapters import adapters_for, artifact_args
+from killpoint.scenarios.base import ExpectedEffect, Scenario
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{2,80}$")
 MIN_WORDS = 20

@@ -31,14 +31,14 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from fake_services import FaultPlan, InProcessServices, ServiceClock
-from fake_services.faults import FaultMode, FaultRule
-from harness.checkers import CHECKERS
-from harness.history import History, WorkerRecord
-from harness.model import Versions
-from harness.results import Verdict
-from harness.runner import REFERENCE, EngineSpec, Run, run_pair
-from harness.schedule import (
+from killpoint.fake_services import FaultPlan, InProcessServices, ServiceClock
+from killpoint.fake_services.faults import FaultMode, FaultRule
+from killpoint.harness.checkers import CHECKERS
+from killpoint.harness.history import History, WorkerRecord
+from killpoint.harness.model import Versions
+from killpoint.harness.results import Verdict
+from killpoint.harness.runner import REFERENCE, EngineSpec, Run, run_pair
+from killpoint.harness.schedule import (
     ClockJump,
     Deploy,
     FaultSchedule,
@@ -46,10 +46,10 @@ from harness.schedule import (
     Tamper,
     save_schedule,
 )
-from harness.store import Store
-from harness.world import EPOCH, SharedTime, World, ensure_key
-from scenarios import get
-from scenarios.strategies import (
+from killpoint.harness.store import Store
+from killpoint.harness.world import EPOCH, SharedTime, World, ensure_key
+from killpoint.scenarios import get
+from killpoint.scenarios.strategies import (
     TAMPER_KINDS,
     Target,
     discover,
@@ -359,7 +359,7 @@ class KillpointMachine(RuleBasedStateMachine):
 
 def engine_ref(spec: EngineSpec) -> str:
     """How `--engine` names this engine: a mutant by name, anything else as loaded."""
-    from scenarios.mutants import MUTANTS
+    from killpoint.scenarios.mutants import MUTANTS
 
     return f"mutant:{spec.name}" if MUTANTS.get(spec.name) is spec else spec.name
 

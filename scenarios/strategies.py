@@ -17,16 +17,23 @@ from typing import get_args
 
 from hypothesis import strategies as st
 
-from fake_services.faults import FaultMode, FaultRule
-from harness.campaign import DEDUPING, NETWORK_MODES
-from harness.checkers._common import MUTATIONS
-from harness.history import HitRecord
-from harness.model import Versions
-from harness.runner import REFERENCE, EngineSpec, run_schedule
-from harness.schedule import ClockJump, Deploy, FaultSchedule, HitPoint, Interleave, Tamper
-from harness.world import BASE_VERSIONS, World
-from scenarios import get
-from scenarios.base import GatePolicy, Scenario
+from killpoint.fake_services.faults import FaultMode, FaultRule
+from killpoint.harness.campaign import DEDUPING, NETWORK_MODES
+from killpoint.harness.checkers._common import MUTATIONS
+from killpoint.harness.history import HitRecord
+from killpoint.harness.model import Versions
+from killpoint.harness.runner import REFERENCE, EngineSpec, run_schedule
+from killpoint.harness.schedule import (
+    ClockJump,
+    Deploy,
+    FaultSchedule,
+    HitPoint,
+    Interleave,
+    Tamper,
+)
+from killpoint.harness.world import BASE_VERSIONS, World
+from killpoint.scenarios import get
+from killpoint.scenarios.base import GatePolicy, Scenario
 
 __all__ = [
     "Discovery",

@@ -16,14 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import FolderArtifacts
-from harness.context import StepContext
-from harness.dispatcher import Outcome
-from harness.errors import KillpointError
-from harness.model import EffectRecord, EffectStatus
-from harness.protocol import WorkerEnv
-from harness.workflow import StepKind
-from scenarios.base import Scenario
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.context import StepContext
+from killpoint.harness.dispatcher import Outcome
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.model import EffectRecord, EffectStatus
+from killpoint.harness.protocol import WorkerEnv
+from killpoint.harness.workflow import StepKind
+from killpoint.scenarios.base import Scenario
 
 
 class JsonFileEngine:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.checkers.authority import check_authority
-from harness.checkers.budget import check_budget
-from harness.checkers.completion import check_verified_completion
-from harness.checkers.progress import check_progress
-from harness.checkers.sequence import check_sequence
-from harness.checkers.single_effect import check_single_effect
-from harness.history import History
-from harness.results import Verdict
-from harness.workflow import Workflow
+from killpoint.harness.checkers.authority import check_authority
+from killpoint.harness.checkers.budget import check_budget
+from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.checkers.progress import check_progress
+from killpoint.harness.checkers.sequence import check_sequence
+from killpoint.harness.checkers.single_effect import check_single_effect
+from killpoint.harness.history import History
+from killpoint.harness.results import Verdict
+from killpoint.harness.workflow import Workflow
 
 Checker = Callable[[History, Workflow], Verdict]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_services.faults import OPERATIONS
-from harness.results import EvidenceRef, Verdict
+from killpoint.fake_services.faults import OPERATIONS
+from killpoint.harness.results import EvidenceRef, Verdict
 
 # Operations that change the world, by service; everything else is a read. Derived from the
 # services' own table of operations: a write is any request that is not a GET.

@@ -3,10 +3,17 @@ the services never saw more attempts than the budget allowed."""
 
 from __future__ import annotations
 
-from harness.checkers._common import cite_request, is_mutation, ok, request_refs, unknown, violated
-from harness.history import History
-from harness.results import EvidenceRef, Verdict
-from harness.workflow import Workflow
+from killpoint.harness.checkers._common import (
+    cite_request,
+    is_mutation,
+    ok,
+    request_refs,
+    unknown,
+    violated,
+)
+from killpoint.harness.history import History
+from killpoint.harness.results import EvidenceRef, Verdict
+from killpoint.harness.workflow import Workflow
 
 NAME = "budget_preserved"
 FIELDS = ("attempts_left", "steps_left", "cost_left", "time_left_ms")

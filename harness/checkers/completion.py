@@ -3,10 +3,10 @@ postcondition, and only with outputs that pass the workflow's own validators."""
 
 from __future__ import annotations
 
-from harness.checkers._common import cite_effect, is_mutation, ok, violated
-from harness.history import History
-from harness.results import EvidenceRef, Verdict
-from harness.workflow import StepKind, Workflow
+from killpoint.harness.checkers._common import cite_effect, is_mutation, ok, violated
+from killpoint.harness.history import History
+from killpoint.harness.results import EvidenceRef, Verdict
+from killpoint.harness.workflow import StepKind, Workflow
 
 NAME = "verified_completion"
 

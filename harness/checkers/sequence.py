@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import itertools
 
-from harness.checkers._common import ok, violated
-from harness.history import History
-from harness.protocol import CheckpointView
-from harness.results import EvidenceRef, Verdict
-from harness.workflow import Workflow
+from killpoint.harness.checkers._common import ok, violated
+from killpoint.harness.history import History
+from killpoint.harness.protocol import CheckpointView
+from killpoint.harness.results import EvidenceRef, Verdict
+from killpoint.harness.workflow import Workflow
 
 NAME = "monotonic_sequence"
 

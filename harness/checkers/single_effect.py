@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from harness.checkers._common import (
+from killpoint.harness.checkers._common import (
     cite_effect,
     cite_request,
     is_mutation,
@@ -15,9 +15,9 @@ from harness.checkers._common import (
     request_refs,
     violated,
 )
-from harness.history import History
-from harness.results import EvidenceRef, Verdict
-from harness.workflow import Workflow
+from killpoint.harness.history import History
+from killpoint.harness.results import EvidenceRef, Verdict
+from killpoint.harness.workflow import Workflow
 
 NAME = "single_effect"
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
+from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import hashlib
 import httpx
 import pytest
 
-from fake_services import ArtifactCorrupt, ArtifactsClient, InProcessServices, NotFound
+from killpoint.fake_services import ArtifactCorrupt, ArtifactsClient, InProcessServices, NotFound
 from tests.fake_services.conftest import plan, rule
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from fake_services import ServiceClock
+from killpoint.fake_services import ServiceClock
 
 
 def test_clock_moves_only_when_told() -> None:

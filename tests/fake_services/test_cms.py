@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import httpx
 
-from fake_services import CmsClient, InProcessServices
+from killpoint.fake_services import CmsClient, InProcessServices
 
 
 def test_same_slug_twice_makes_two_posts(services: InProcessServices, http: httpx.Client) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from fake_services import (
+from killpoint.fake_services import (
     ArtifactsClient,
     CmsClient,
     FaultPlan,

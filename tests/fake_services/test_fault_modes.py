@@ -7,7 +7,7 @@ import time
 import httpx
 import pytest
 
-from fake_services import (
+from killpoint.fake_services import (
     CmsClient,
     InProcessServices,
     MailerClient,

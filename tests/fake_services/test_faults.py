@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from fake_services import FaultInjector, FaultMode, FaultPlan, FaultRule
-from fake_services.faults import OPERATIONS, classify
+from killpoint.fake_services import FaultInjector, FaultMode, FaultPlan, FaultRule
+from killpoint.fake_services.faults import OPERATIONS, classify
 from tests.fake_services.conftest import plan, rule
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fake_services import CmsClient, FaultPlan, InProcessServices, Journal
+from killpoint.fake_services import CmsClient, FaultPlan, InProcessServices, Journal
 from tests.fake_services.conftest import plan, rule
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fake_services import Journal, fingerprint
+from killpoint.fake_services import Journal, fingerprint
 
 
 def _record(journal: Journal, key: str | None, business_key: str, t: float) -> int:

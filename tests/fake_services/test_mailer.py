@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import httpx
 
-from fake_services import InProcessServices, MailerClient
-from fake_services.mailer import message_key
+from killpoint.fake_services import InProcessServices, MailerClient
+from killpoint.fake_services.mailer import message_key
 
 
 def test_every_send_is_an_effect_keyed_by_recipient_and_subject(

@@ -3,7 +3,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from fake_services import InProcessServices, NotFound, PaymentsClient, Rejected
+from killpoint.fake_services import InProcessServices, NotFound, PaymentsClient, Rejected
 
 
 @pytest.fixture

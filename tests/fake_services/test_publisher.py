@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import httpx
 
-from fake_services import InProcessServices, PublisherClient
+from killpoint.fake_services import InProcessServices, PublisherClient
 from tests.fake_services.conftest import plan, rule
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from fake_services import (
+from killpoint.fake_services import (
     ArtifactCorrupt,
     ArtifactsClient,
     CmsClient,
@@ -18,7 +18,7 @@ from fake_services import (
     Rejected,
     ServiceProcess,
 )
-from fake_services.transport import FaultInjectingTransport
+from killpoint.fake_services.transport import FaultInjectingTransport
 from tests.fake_services.conftest import plan, rule
 
 pytestmark = pytest.mark.realtier

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_services import (
+from killpoint.fake_services import (
     CmsClient,
     Journal,
     OutcomeUnknown,

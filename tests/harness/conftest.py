@@ -9,9 +9,9 @@ from typing import Any, Protocol
 import httpx
 import pytest
 
-from fake_services import InProcessServices
-from harness import Engine, FakeClock, Store
-from scenarios.adapters import adapters_for
+from killpoint.fake_services import InProcessServices
+from killpoint.harness import Engine, FakeClock, Store
+from killpoint.scenarios.adapters import adapters_for
 from tests.conftest import OpenStore
 from tests.harness.flows import make_engine
 

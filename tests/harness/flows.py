@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import Engine, FakeClock, Store, Versions
-from harness.adapters import EffectAdapter
-from harness.artifacts import FolderArtifacts
-from harness.compat import CompatibilityPolicy
-from harness.context import StepContext
-from harness.model import EffectIntent, RunStatus
-from harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness import Engine, FakeClock, Store, Versions
+from killpoint.harness.adapters import EffectAdapter
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.compat import CompatibilityPolicy
+from killpoint.harness.context import StepContext
+from killpoint.harness.model import EffectIntent, RunStatus
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
 
 VERSIONS = Versions(
     plan="flows@1", prompt="writer@1", model_contract="draft-v1", tool_schema="tools@1"

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import FakeClock, RunStatus, Store
-from harness import boundaries as b
-from harness.artifacts import FolderArtifacts
-from harness.envelope import open_checkpoint
-from harness.errors import ArtifactError
-from harness.integrity import sha256_hex
-from harness.reference import StoreReader
+from killpoint.harness import FakeClock, RunStatus, Store
+from killpoint.harness import boundaries as b
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.envelope import open_checkpoint
+from killpoint.harness.errors import ArtifactError
+from killpoint.harness.integrity import sha256_hex
+from killpoint.harness.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died

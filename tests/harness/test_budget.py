@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from fake_services import InProcessServices
-from harness import BudgetLimits, FakeClock, RunStatus, Store
-from harness import boundaries as b
-from harness.budget import after_step, at_time, exhausted_at, initial_budget
-from harness.envelope import open_checkpoint
-from harness.model import Budget, Checkpoint
+from killpoint.fake_services import InProcessServices
+from killpoint.harness import BudgetLimits, FakeClock, RunStatus, Store
+from killpoint.harness import boundaries as b
+from killpoint.harness.budget import after_step, at_time, exhausted_at, initial_budget
+from killpoint.harness.envelope import open_checkpoint
+from killpoint.harness.model import Budget, Checkpoint
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died

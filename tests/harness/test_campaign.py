@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from harness.campaign import Campaign, CampaignConfig
-from harness.merge import merge_results
-from harness.results import CampaignResult
-from reports import campaign_metrics
+from killpoint import scenarios
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.merge import merge_results
+from killpoint.harness.results import CampaignResult
+from killpoint.reports import campaign_metrics
 
 
 def _campaign(tmp_path: Path, name: str, **options: object) -> CampaignResult:

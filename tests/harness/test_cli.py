@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from fake_services import InProcessServices
-from harness import FakeClock, Store
-from harness import boundaries as b
-from harness.cli import app
+from killpoint.fake_services import InProcessServices
+from killpoint.harness import FakeClock, Store
+from killpoint.harness import boundaries as b
+from killpoint.harness.cli import app
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died
@@ -205,7 +205,7 @@ def test_demo_runs_crashes_once_and_resumes_without_a_duplicate(
 
 def test_python_dash_m_harness_runs_the_cli(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "demo", "--db", f"sqlite:///{tmp_path / 'd.sqlite'}"],
+        [sys.executable, "-m", "killpoint", "demo", "--db", f"sqlite:///{tmp_path / 'd.sqlite'}"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

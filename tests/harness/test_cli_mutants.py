@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from harness.cli import app
-from harness.schedule import load_schedule
+from killpoint.harness.cli import app
+from killpoint.harness.schedule import load_schedule
 from tests.conftest import TEST_KEY
 
 ENV = {"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}

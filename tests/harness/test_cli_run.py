@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import app
-from harness.schedule import FaultSchedule, HitPoint, save_schedule
+from killpoint.harness.cli import app
+from killpoint.harness.schedule import FaultSchedule, HitPoint, save_schedule
 from tests.conftest import TEST_KEY
 
 BROKEN_ENGINE = '''
-from harness.dispatcher import Engine
-from harness.ledger import EffectExecutor
-from harness.model import EffectStatus
-from harness.reference import ReferenceEngine
+from killpoint.harness.dispatcher import Engine
+from killpoint.harness.ledger import EffectExecutor
+from killpoint.harness.model import EffectStatus
+from killpoint.harness.reference import ReferenceEngine
 
 
 class AssumeAbsent(EffectExecutor):
@@ -97,7 +97,7 @@ def test_run_against_a_broken_engine_exits_1_and_its_schedule_replays_the_violat
 def test_replay_of_a_named_case_checks_its_expected_recovery(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    from scenarios.cases import BY_NAME
+    from killpoint.scenarios.cases import BY_NAME
 
     path = save_schedule(BY_NAME["checkpoint_tampered"].schedule, tmp_path / "case.json")
     code, out, _ = _run(runner, "replay", str(path), "--json", "--workdir", str(tmp_path))

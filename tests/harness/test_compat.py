@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness import FakeClock, RunStatus, Store, Versions
-from harness import boundaries as b
-from harness.compat import CompatibilityPolicy
-from harness.envelope import open_checkpoint
-from harness.reference import StoreReader
+from killpoint.harness import FakeClock, RunStatus, Store, Versions
+from killpoint.harness import boundaries as b
+from killpoint.harness.compat import CompatibilityPolicy
+from killpoint.harness.envelope import open_checkpoint
+from killpoint.harness.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import VERSIONS, Crash, Died

@@ -7,17 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from harness import boundaries as b
-from harness.campaign import Campaign, CampaignConfig, Risk, crash_risk, ranked_singles, singles
-from harness.history import History
-from harness.hunt import hunt_outcome
-from harness.results import RunResult
-from harness.runner import REFERENCE, EngineSpec, run_schedule
-from harness.schedule import FaultSchedule, HitPoint
-from harness.world import World
-from scenarios import CATALOGUE
-from scenarios.base import Scenario
-from scenarios.mutants import MUTANTS
+from killpoint.harness import boundaries as b
+from killpoint.harness.campaign import (
+    Campaign,
+    CampaignConfig,
+    Risk,
+    crash_risk,
+    ranked_singles,
+    singles,
+)
+from killpoint.harness.history import History
+from killpoint.harness.hunt import hunt_outcome
+from killpoint.harness.results import RunResult
+from killpoint.harness.runner import REFERENCE, EngineSpec, run_schedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.world import World
+from killpoint.scenarios import CATALOGUE
+from killpoint.scenarios.base import Scenario
+from killpoint.scenarios.mutants import MUTANTS
 
 
 def _recording(root: Path, scenario: Scenario, spec: EngineSpec = REFERENCE) -> History:

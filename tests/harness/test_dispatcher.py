@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
-from harness import Engine, FakeClock, LeaseHeldError, RunStatus, Store
-from harness import boundaries as b
-from harness.envelope import open_checkpoint
-from harness.errors import StaleFenceError
+from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
+from killpoint.harness import Engine, FakeClock, LeaseHeldError, RunStatus, Store
+from killpoint.harness import boundaries as b
+from killpoint.harness.envelope import open_checkpoint
+from killpoint.harness.errors import StaleFenceError
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died

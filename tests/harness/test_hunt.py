@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.campaign import Campaign, CampaignConfig
-from harness.checkers import check_all
-from harness.hunt import hunt, hunt_outcome
-from harness.results import RunResult
-from harness.runner import REFERENCE, run_schedule
-from harness.schedule import load_schedule
-from scenarios import CATALOGUE
-from scenarios.mutants import MUTANTS
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.checkers import check_all
+from killpoint.harness.hunt import hunt, hunt_outcome
+from killpoint.harness.results import RunResult
+from killpoint.harness.runner import REFERENCE, run_schedule
+from killpoint.harness.schedule import load_schedule
+from killpoint.scenarios import CATALOGUE
+from killpoint.scenarios.mutants import MUTANTS
 
 ORDER = ["clean", "named", "single", "network", "pair", "double"]
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from harness import Engine, FakeClock, IntegrityError, RunStatus, Store
-from harness import _schema as t
-from harness import boundaries as b
-from harness.envelope import open_checkpoint, seal_checkpoint
-from harness.errors import SecretMissingError
-from harness.integrity import (
+from killpoint.harness import Engine, FakeClock, IntegrityError, RunStatus, Store
+from killpoint.harness import _schema as t
+from killpoint.harness import boundaries as b
+from killpoint.harness.envelope import open_checkpoint, seal_checkpoint
+from killpoint.harness.errors import SecretMissingError
+from killpoint.harness.integrity import (
     SecretRef,
     canonical_json,
     input_hash,
@@ -21,8 +21,8 @@ from harness.integrity import (
     sha256_hex,
     verify_seal,
 )
-from harness.model import StoredCheckpoint
-from harness.reference import StoreReader
+from killpoint.harness.model import StoredCheckpoint
+from killpoint.harness.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.flows import Crash, Died, make_engine
 

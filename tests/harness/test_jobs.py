@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from harness.campaign import Campaign, CampaignConfig
-from harness.errors import KillpointError
-from harness.jobs import hunts_in_processes, in_processes, resolve_jobs, run_campaign
-from harness.results import CampaignResult, RunResult
-from harness.schedule import FaultSchedule
-from scenarios.cases import CASES
+from killpoint import scenarios
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.jobs import hunts_in_processes, in_processes, resolve_jobs, run_campaign
+from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.harness.schedule import FaultSchedule
+from killpoint.scenarios.cases import CASES
 
 
 def _verdicts(result: CampaignResult) -> dict[tuple[str, str], object]:

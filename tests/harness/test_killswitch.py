@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.clock import FakeClock
-from harness.killswitch import Hit, Killed, KillSwitch
-from harness.schedule import ClockJump, FaultSchedule, HitPoint
+from killpoint.harness.clock import FakeClock
+from killpoint.harness.killswitch import Hit, Killed, KillSwitch
+from killpoint.harness.schedule import ClockJump, FaultSchedule, HitPoint
 
 
 def _switch(schedule: FaultSchedule, worker: int = 0) -> tuple[KillSwitch, list[Hit], FakeClock]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.ledger import fingerprint, idempotency_key, operation_id
-from harness.model import EffectIntent, EffectStatus
+from killpoint.harness.ledger import fingerprint, idempotency_key, operation_id
+from killpoint.harness.model import EffectIntent, EffectStatus
 
 
 def intent(**args: object) -> EffectIntent:

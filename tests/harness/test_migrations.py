@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from harness import Engine, FakeClock, IntegrityError, QuarantinedError, RunStatus, Store
-from harness.envelope import open_checkpoint
-from harness.integrity import canonical_json, input_hash, seal
-from harness.migrations import UNRECORDED, upgrade, v2_to_v3
-from harness.model import SCHEMA_VERSION, Budget, Checkpoint, WorkflowRecord
-from harness.reference import StoreReader
-from harness.store import NewCheckpoint
+from killpoint.harness import Engine, FakeClock, IntegrityError, QuarantinedError, RunStatus, Store
+from killpoint.harness.envelope import open_checkpoint
+from killpoint.harness.integrity import canonical_json, input_hash, seal
+from killpoint.harness.migrations import UNRECORDED, upgrade, v2_to_v3
+from killpoint.harness.model import SCHEMA_VERSION, Budget, Checkpoint, WorkflowRecord
+from killpoint.harness.reference import StoreReader
+from killpoint.harness.store import NewCheckpoint
 from tests.conftest import TEST_KEY
 from tests.harness.flows import VERSIONS
 

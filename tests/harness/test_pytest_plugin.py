@@ -17,17 +17,17 @@ pytest_plugins = ["pytester"]
 
 POSTGRES = "KILLPOINT_TEST_POSTGRES_URL"  # the project's own test server, not a plugin setting
 HEAVY = (
-    "harness._pytest_campaigns",
-    "harness.dispatcher",
-    "harness.store",
+    "killpoint.harness._pytest_campaigns",
+    "killpoint.harness.dispatcher",
+    "killpoint.harness.store",
     "sqlalchemy",
-    "fake_services",
-    "scenarios",
+    "killpoint.fake_services",
+    "killpoint.scenarios",
 )
 PLUGIN_FILE = Path(__file__).parents[2] / "harness" / "pytest_plugin.py"
 
 BROKEN_ENGINE = """
-from scenarios.mutants import MUTANTS
+from killpoint.scenarios.mutants import MUTANTS
 
 # An engine that makes a fresh idempotency key on every resume: a retried charge is a new charge.
 ENGINE = MUTANTS["fresh_idempotency_key_on_resume"]
@@ -38,10 +38,10 @@ SAGA = 'scenario="order_saga", double=False, network=False, named=False'
 
 OWN_SCENARIO = """
 import pytest
-from harness.model import EffectIntent, RunStatus
-from harness.workflow import Step, StepKind, Transition, Workflow
-from scenarios import ExpectedEffect, Scenario, adapters_for
-from fake_services.mailer import message_key
+from killpoint.harness.model import EffectIntent, RunStatus
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.scenarios import ExpectedEffect, Scenario, adapters_for
+from killpoint.fake_services.mailer import message_key
 
 
 def make_input(run_id):
@@ -171,11 +171,11 @@ def test_fixtures_give_a_store_services_world_and_killswitch(pytester: pytest.Py
     pytester.makepyfile(
         """
         import pytest
-        import scenarios
-        from harness import Store
-        from harness.killswitch import Killed
-        from harness.runner import run_schedule
-        from harness.schedule import FaultSchedule, HitPoint
+        from killpoint import scenarios
+        from killpoint.harness import Store
+        from killpoint.harness.killswitch import Killed
+        from killpoint.harness.runner import run_schedule
+        from killpoint.harness.schedule import FaultSchedule, HitPoint
 
         def test_store_is_a_sqlite_file_of_this_test(killpoint_store, tmp_path):
             assert isinstance(killpoint_store, Store)
@@ -335,8 +335,7 @@ def test_under_xdist_only_the_controller_writes_the_report(
     pytester.makeconftest(
         """
         import os
-        import reports
-
+        from killpoint import reports
         _write = reports.write_html
 
         def write_html(result, path):

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from harness.checkers import check_all
-from harness.realtier import open_real_world, run_schedule_real
-from harness.results import combine
-from harness.schedule import FaultSchedule, HitPoint
-from harness.world import World
+from killpoint import scenarios
+from killpoint.harness.checkers import check_all
+from killpoint.harness.realtier import open_real_world, run_schedule_real
+from killpoint.harness.results import combine
+from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.world import World
 
 pytestmark = pytest.mark.realtier
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness import FakeClock, RunStatus, Store
-from harness.envelope import open_checkpoint
+from killpoint.harness import FakeClock, RunStatus, Store
+from killpoint.harness.envelope import open_checkpoint
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from harness.checkers import check_all
-from harness.errors import KillpointError
-from harness.model import Versions
-from harness.results import combine
-from harness.runner import run_schedule
-from harness.schedule import (
+from killpoint import scenarios
+from killpoint.harness.checkers import check_all
+from killpoint.harness.errors import KillpointError
+from killpoint.harness.model import Versions
+from killpoint.harness.results import combine
+from killpoint.harness.runner import run_schedule
+from killpoint.harness.schedule import (
     ClockJump,
     Deploy,
     FaultSchedule,
@@ -22,7 +22,7 @@ from harness.schedule import (
     load_schedule,
     save_schedule,
 )
-from harness.world import World
+from killpoint.harness.world import World
 
 
 @pytest.fixture

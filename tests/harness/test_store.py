@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from harness import (
+from killpoint.harness import (
     ConflictError,
     Engine,
     FakeClock,
@@ -14,12 +14,12 @@ from harness import (
     StaleFenceError,
     Store,
 )
-from harness import _schema as t
-from harness._backends import DATABASE_URL_ENV, DEFAULT_SQLITE_PATH, resolve_url
-from harness.envelope import open_checkpoint, seal_checkpoint
-from harness.errors import UnknownWorkflowError
-from harness.model import Checkpoint, EffectRecord, EffectStatus, Receipt
-from harness.store import NewCheckpoint
+from killpoint.harness import _schema as t
+from killpoint.harness._backends import DATABASE_URL_ENV, DEFAULT_SQLITE_PATH, resolve_url
+from killpoint.harness.envelope import open_checkpoint, seal_checkpoint
+from killpoint.harness.errors import UnknownWorkflowError
+from killpoint.harness.model import Checkpoint, EffectRecord, EffectStatus, Receipt
+from killpoint.harness.store import NewCheckpoint
 from tests.conftest import TEST_KEY
 
 KEY = TEST_KEY.encode()

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import Engine, FakeClock, Store, Versions
-from harness.artifacts import FolderArtifacts
-from harness.errors import DefinitionError
-from harness.model import RunStatus
-from harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness import Engine, FakeClock, Store, Versions
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.errors import DefinitionError
+from killpoint.harness.model import RunStatus
+from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
 from tests.harness.flows import ALL_FLOWS, DONE, publish_flow
 
 

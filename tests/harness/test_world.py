@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-import scenarios
-from harness.campaign import singles
-from harness.runner import run_schedule
-from harness.schedule import FaultSchedule, Tamper
-from harness.store import Store
-from harness.world import World, campaign_store
+from killpoint import scenarios
+from killpoint.harness.campaign import singles
+from killpoint.harness.runner import run_schedule
+from killpoint.harness.schedule import FaultSchedule, Tamper
+from killpoint.harness.store import Store
+from killpoint.harness.world import World, campaign_store
 from tests.conftest import _check_reachable, _postgres_url
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_services.faults import FaultMode, FaultPlan, FaultRule
-from harness.budget import BudgetLimits
-from harness.history import ExpectedEffectRecord, History, HitRecord, WorkerRecord
-from harness.protocol import CheckpointView
-from harness.results import (
+from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
+from killpoint.harness.budget import BudgetLimits
+from killpoint.harness.history import ExpectedEffectRecord, History, HitRecord, WorkerRecord
+from killpoint.harness.protocol import CheckpointView
+from killpoint.harness.results import (
     CampaignResult,
     EvidenceRef,
     MutantResult,
@@ -24,7 +24,7 @@ from harness.results import (
     Verdict,
     combine,
 )
-from harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.schedule import FaultSchedule, HitPoint
 
 T0 = 1_800_000_000.0
 SAGA_LABELS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.results import CampaignResult
+from killpoint.harness.results import CampaignResult
 from tests.reports.campaigns import empty_campaign, sample_campaign
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-import reports.html
-from reports._atomic import write_atomic
-from reports.html import write_html
-from reports.junit import write_junit
+from killpoint.reports import html
+from killpoint.reports._atomic import write_atomic
+from killpoint.reports.html import write_html
+from killpoint.reports.junit import write_junit
 
 
 def test_writing_leaves_only_the_report_in_the_folder(campaign, tmp_path: Path) -> None:
@@ -28,7 +28,7 @@ def test_a_failed_render_leaves_the_previous_report_intact(
     def broken(result: object) -> object:
         raise RuntimeError("template exploded")
 
-    monkeypatch.setattr(reports.html, "build_page", broken)
+    monkeypatch.setattr(html, "build_page", broken)
     with pytest.raises(RuntimeError, match="template exploded"):
         write_html(campaign, path)
     assert path.read_bytes() == before

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.html import write_html
+from killpoint.reports.html import write_html
 
 pytestmark = pytest.mark.browser
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.charts import fmt, histogram, scatter
+from killpoint.reports.charts import fmt, histogram, scatter
 
 
 def test_integer_values_get_one_bin_per_integer() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from harness.results import CampaignResult, RunResult, Verdict
-from reports.html import render_html
-from reports.view import MAX_DETAILED_VIOLATIONS, build_page
+from killpoint.harness.results import CampaignResult, RunResult, Verdict
+from killpoint.reports.html import render_html
+from killpoint.reports.view import MAX_DETAILED_VIOLATIONS, build_page
 from tests.reports.dom import Census
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from reports.junit import MUTANT_SUITE, write_junit
+from killpoint.reports.junit import MUTANT_SUITE, write_junit
 
 
 def _parse(campaign, tmp_path: Path) -> ET.Element:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness.results import CampaignResult
-from reports.metrics import campaign_metrics, percentile, summary_json
+from killpoint.harness.results import CampaignResult
+from killpoint.reports.metrics import campaign_metrics, percentile, summary_json
 
 
 def _with_run_measures(campaign: CampaignResult, run_id: str, **update: object) -> CampaignResult:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import reports
+from killpoint import reports
 
 
 def test_exported_names() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from harness.results import EvidenceRef
-from reports.timeline import Lane, build_timeline
+from killpoint.harness.results import EvidenceRef
+from killpoint.reports.timeline import Lane, build_timeline
 from tests.reports.campaigns import duplicate_charge_history, sample_campaign, violation_verdict
 
 

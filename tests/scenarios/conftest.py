@@ -14,11 +14,11 @@ import httpx
 import pytest
 from pydantic import JsonValue
 
-from fake_services import InProcessServices
-from harness import Engine, FakeClock, Outcome, RunStatus, Store, Versions
-from harness.artifacts import FolderArtifacts
-from harness.boundaries import BoundaryHook, no_hook
-from scenarios.base import Scenario
+from killpoint.fake_services import InProcessServices
+from killpoint.harness import Engine, FakeClock, Outcome, RunStatus, Store, Versions
+from killpoint.harness.artifacts import FolderArtifacts
+from killpoint.harness.boundaries import BoundaryHook, no_hook
+from killpoint.scenarios.base import Scenario
 
 VERSIONS = Versions(
     plan="scenarios@1", prompt="writer@1", model_contract="structured-v1", tool_schema="tools@1"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
-from harness.errors import CannotTell, EffectRejected, OutcomeUnknown
-from harness.model import EffectIntent
-from scenarios.adapters import adapters_for, artifact_args
+from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
+from killpoint.harness.errors import CannotTell, EffectRejected, OutcomeUnknown
+from killpoint.harness.model import EffectIntent
+from killpoint.scenarios.adapters import adapters_for, artifact_args
 
 
 def intent(service: str, operation: str, **args: object) -> EffectIntent:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness import RunStatus
-from harness.boundaries import STEP_BEGIN
-from scenarios.approval_refund import GATE, SCENARIO
+from killpoint.harness import RunStatus
+from killpoint.harness.boundaries import STEP_BEGIN
+from killpoint.scenarios.approval_refund import GATE, SCENARIO
 from tests.scenarios.conftest import DieAt, Died, Harness
 
 

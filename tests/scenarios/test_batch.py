@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness import EffectStatus, RunStatus
-from harness.boundaries import RECEIPT_COMMITTED
-from scenarios.batch import BATCH_SIZE, SCENARIO
+from killpoint.harness import EffectStatus, RunStatus
+from killpoint.harness.boundaries import RECEIPT_COMMITTED
+from killpoint.scenarios.batch import BATCH_SIZE, SCENARIO
 from tests.scenarios.conftest import DieAt, Died, Harness
 
 

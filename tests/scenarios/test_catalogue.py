@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-import scenarios
-from harness.errors import KillpointError
-from scenarios import CATALOGUE
-from scenarios.base import Scenario
+from killpoint import scenarios
+from killpoint.harness.errors import KillpointError
+from killpoint.scenarios import CATALOGUE
+from killpoint.scenarios.base import Scenario
 from tests.scenarios.conftest import Harness
 
 ALL = sorted(CATALOGUE)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fake_services import FaultMode, FaultPlan, FaultRule
-from harness import EffectStatus, RunStatus
-from scenarios.email import SCENARIO
+from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
+from killpoint.harness import EffectStatus, RunStatus
+from killpoint.scenarios.email import SCENARIO
 from tests.scenarios.conftest import Harness
 
 

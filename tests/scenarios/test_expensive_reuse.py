@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import RunStatus
-from harness.boundaries import ARTIFACT_RECORDED, ARTIFACT_UPLOADED
-from scenarios.expensive_reuse import SCENARIO, produced
+from killpoint.harness import RunStatus
+from killpoint.harness.boundaries import ARTIFACT_RECORDED, ARTIFACT_UPLOADED
+from killpoint.scenarios.expensive_reuse import SCENARIO, produced
 from tests.scenarios.conftest import DieAt, Died, Harness
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness import RunStatus
-from harness.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
-from scenarios.handoff import INCOMPATIBLE_SCENARIO, SCENARIO
+from killpoint.harness import RunStatus
+from killpoint.harness.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
+from killpoint.scenarios.handoff import INCOMPATIBLE_SCENARIO, SCENARIO
 from tests.scenarios.conftest import DieAt, Died, Harness
 
 

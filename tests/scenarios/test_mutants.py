@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.campaign import Campaign, CampaignConfig
-from harness.checkers import CHECKERS
-from harness.hunt import hunt
-from harness.reference import ReferenceEngine
-from harness.runner import REFERENCE
-from harness.schedule import FaultSchedule, HitPoint, Tamper
-from scenarios import CATALOGUE
-from scenarios.mutants import DESCRIPTIONS, MUTANTS
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.checkers import CHECKERS
+from killpoint.harness.hunt import hunt
+from killpoint.harness.reference import ReferenceEngine
+from killpoint.harness.runner import REFERENCE
+from killpoint.harness.schedule import FaultSchedule, HitPoint, Tamper
+from killpoint.scenarios import CATALOGUE
+from killpoint.scenarios.mutants import DESCRIPTIONS, MUTANTS
 
 # mutant -> (the narrow scenario it is hunted with, the checker that catches it, at most runs)
 PINS: dict[str, tuple[str, str, int]] = {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness import EffectStatus, RunStatus
-from harness.boundaries import COMPENSATE_RECORDED, RESPONSE_READ
-from scenarios.order_saga import REFUND_SCENARIO, SCENARIO
+from killpoint.harness import EffectStatus, RunStatus
+from killpoint.harness.boundaries import COMPENSATE_RECORDED, RESPONSE_READ
+from killpoint.scenarios.order_saga import REFUND_SCENARIO, SCENARIO
 from tests.scenarios.conftest import DieAt, Died, Harness
 
 

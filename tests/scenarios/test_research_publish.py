@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fake_services import FaultMode, FaultPlan, FaultRule
-from harness import RunStatus
-from harness.boundaries import RESPONSE_READ
-from scenarios.research_publish import SCENARIO, check_draft
+from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
+from killpoint.harness import RunStatus
+from killpoint.harness.boundaries import RESPONSE_READ
+from killpoint.scenarios.research_publish import SCENARIO, check_draft
 from tests.scenarios.conftest import DieAt, Died, Harness
 
 

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from harness.checkers import check_all
-from harness.history import History
-from harness.runner import EngineSpec, run_schedule
-from harness.schedule import FaultSchedule, load_schedule
-from harness.world import World
-from scenarios import get
-from scenarios.stateful import SCHEDULE_DIR_ENV, KillpointMachine, machine_for
+from killpoint.harness.checkers import check_all
+from killpoint.harness.history import History
+from killpoint.harness.runner import EngineSpec, run_schedule
+from killpoint.harness.schedule import FaultSchedule, load_schedule
+from killpoint.harness.world import World
+from killpoint.scenarios import get
+from killpoint.scenarios.stateful import SCHEDULE_DIR_ENV, KillpointMachine, machine_for
 
 # The ordinary pytest tests: one per scenario, under the loaded profile (`ci` by default).
 TestOrderSaga = machine_for("order_saga").TestCase
@@ -63,7 +63,7 @@ def test_the_machine_and_run_schedule_give_the_same_history(tmp_path: Path) -> N
 
 
 def _mutant() -> EngineSpec:
-    mutants = pytest.importorskip("scenarios.mutants")
+    mutants = pytest.importorskip("killpoint.scenarios.mutants")
     spec: EngineSpec = mutants.MUTANTS["only_conversation_saved"]
     return spec
 

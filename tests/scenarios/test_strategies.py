@@ -8,14 +8,14 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from fake_services.faults import FaultMode, FaultRule
-from harness.campaign import DEDUPING
-from harness.checkers import check_all
-from harness.runner import run_schedule
-from harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
-from harness.world import World
-from scenarios import get
-from scenarios.strategies import (
+from killpoint.fake_services.faults import FaultMode, FaultRule
+from killpoint.harness.campaign import DEDUPING
+from killpoint.harness.checkers import check_all
+from killpoint.harness.runner import run_schedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
+from killpoint.harness.world import World
+from killpoint.scenarios import get
+from killpoint.scenarios.strategies import (
     MUTATIONS,
     crash_chains,
     discover,
