@@ -25,11 +25,11 @@ from typing import Any
 from flow import make_input, make_pure_scenario
 from sqlalchemy import create_engine
 
-from killpoint.harness import _schema
-from killpoint.harness.artifacts import FolderArtifacts
-from killpoint.harness.clock import FakeClock
-from killpoint.harness.dispatcher import Engine
-from killpoint.harness.store import Store
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.engine import _schema
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.store import Store
 from killpoint.harness.world import BASE_VERSIONS, ensure_key
 
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")

@@ -16,10 +16,9 @@ from functools import cache
 
 from pydantic import JsonValue
 
-from killpoint.harness.budget import BudgetLimits
-from killpoint.harness.context import StepContext
-from killpoint.harness.model import EffectIntent, RunStatus
-from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.contract.context import StepContext
+from killpoint.harness.contract.records import BudgetLimits, EffectIntent, RunStatus
+from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.scenarios._common import receipt_of, text
 from killpoint.scenarios.adapters import adapters_for
 from killpoint.scenarios.base import ExpectedEffect, Scenario

@@ -20,14 +20,14 @@ from sqlalchemy import create_engine, make_url, text
 
 from killpoint import scenarios
 from killpoint.harness.campaign import Campaign, CampaignConfig
-from killpoint.harness.engines import NoHistory, load_engine
+from killpoint.harness.engine.store import Store
+from killpoint.harness.engines.registry import NoHistory, load_engine
 from killpoint.harness.killswitch import Hit, KillSwitch
 from killpoint.harness.merge import merge_results
 from killpoint.harness.pytest_plugin import MARKER_ARGS, Settings, is_postgres
 from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage
 from killpoint.harness.runner import EngineSpec
 from killpoint.harness.schedule import FaultSchedule, load_schedule
-from killpoint.harness.store import Store
 from killpoint.harness.world import World, ensure_key
 from killpoint.reports import write_html, write_junit
 from killpoint.scenarios.base import Scenario

@@ -20,9 +20,9 @@ from enum import IntEnum
 from pathlib import Path
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
-from killpoint.harness import boundaries as b
 from killpoint.harness.checkers import check_all
 from killpoint.harness.checkers._common import MUTATIONS
+from killpoint.harness.contract import boundaries as b
 from killpoint.harness.history import History, HitRecord
 from killpoint.harness.measures import measure
 from killpoint.harness.results import (

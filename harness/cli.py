@@ -24,11 +24,11 @@ from sqlalchemy import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from typer.core import TyperGroup
 
-from killpoint.harness._backends import resolve_url
-from killpoint.harness.errors import KillpointError
-from killpoint.harness.integrity import DEFAULT_KEY_ENV
-from killpoint.harness.operator_view import Capabilities, OperatorView, build_view
-from killpoint.harness.store import Store
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.engine._backends import resolve_url
+from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
+from killpoint.harness.engine.operator_view import Capabilities, OperatorView, build_view
+from killpoint.harness.engine.store import Store
 
 USER_ERROR = 2
 

@@ -17,16 +17,16 @@ from uuid import uuid4
 import typer
 from pydantic import JsonValue
 
-from killpoint.harness import boundaries as b
-from killpoint.harness.artifacts import FolderArtifacts
 from killpoint.harness.cli import DbOption, app, checkpoint_key, known_services, open_store, render
-from killpoint.harness.clock import FakeClock
-from killpoint.harness.context import StepContext
-from killpoint.harness.dispatcher import Engine
-from killpoint.harness.integrity import DEFAULT_KEY_ENV
-from killpoint.harness.model import EffectIntent, RunStatus, Versions
-from killpoint.harness.operator_view import build_view
-from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.context import StepContext
+from killpoint.harness.contract.records import EffectIntent, RunStatus, Versions
+from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
+from killpoint.harness.engine.operator_view import build_view
 
 LEASE_TTL = 30.0
 VERSIONS = Versions(

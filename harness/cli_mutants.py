@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from killpoint.harness.cli import app, checkpoint_key
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 
 
 def _fresh(root: Path) -> Path:
@@ -101,7 +101,7 @@ def mutants(
             f"no mutant named {', '.join(map(repr, unknown))}; known: {', '.join(MUTANTS)}"
         )
     if engine is not None:
-        from killpoint.harness.engines import load_engine
+        from killpoint.harness.engines.registry import load_engine
 
         targets = [(engine, load_engine(engine), "the engine under test")]
     else:

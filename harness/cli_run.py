@@ -20,7 +20,7 @@ import typer
 from pydantic import ValidationError
 
 from killpoint.harness.cli import DbOption, app, checkpoint_key
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.harness.schedule import load_schedule
 
@@ -223,7 +223,7 @@ def run(
     """Crash every boundary of every scenario, recover, and judge each run."""
     from killpoint import scenarios
     from killpoint.harness.campaign import CampaignConfig
-    from killpoint.harness.engines import load_engine
+    from killpoint.harness.engines.registry import load_engine
     from killpoint.harness.jobs import resolve_jobs, run_campaign
 
     processes = resolve_jobs(jobs)
@@ -307,7 +307,7 @@ def replay(
     from killpoint import scenarios
     from killpoint.harness.campaign import expectation, open_world, run_in_tier
     from killpoint.harness.checkers import check_all
-    from killpoint.harness.engines import load_engine
+    from killpoint.harness.engines.registry import load_engine
     from killpoint.scenarios.cases import CASES
 
     schedule = load_schedule(schedule_file)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from killpoint.harness.budget import BudgetLimits
+from killpoint.harness.contract.records import BudgetLimits
 from killpoint.harness.protocol import CheckpointView
 from killpoint.harness.schedule import FaultSchedule
 

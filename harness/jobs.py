@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.merge import merge_results
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.harness.world import pins_schema

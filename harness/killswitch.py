@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from killpoint.harness.clock import Clock
+from killpoint.harness.contract.clock import Clock
 from killpoint.harness.schedule import FaultSchedule, HitPoint
 
 

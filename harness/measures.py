@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from killpoint.harness.checkers._common import is_mutation
+from killpoint.harness.contract.records import is_terminal
 from killpoint.harness.history import History
-from killpoint.harness.model import is_terminal
 from killpoint.harness.results import RunMeasures, Verdict
 
 

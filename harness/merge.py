@@ -7,7 +7,7 @@ cover different scenarios (two test modules, say) merge side by side.
 
 from __future__ import annotations
 
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.results import CampaignResult, ScenarioCoverage
 
 

@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from killpoint.harness.boundaries import BoundaryHook
-from killpoint.harness.clock import Clock
-from killpoint.harness.dispatcher import Outcome
-from killpoint.harness.model import ApprovalRecord, EffectRecord, Versions
+from killpoint.harness.contract.boundaries import BoundaryHook
+from killpoint.harness.contract.clock import Clock
+from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome, Versions
 
 if TYPE_CHECKING:
     from killpoint.scenarios.base import Scenario

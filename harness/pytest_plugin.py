@@ -30,8 +30,8 @@ import pytest
 if TYPE_CHECKING:
     from killpoint.fake_services import InProcessServices
     from killpoint.harness._pytest_campaigns import CampaignRunner, Databases, KillSwitchFactory
+    from killpoint.harness.engine.store import Store
     from killpoint.harness.results import CampaignResult
-    from killpoint.harness.store import Store
     from killpoint.harness.world import World
 
 TIERS = ("inprocess", "real")
@@ -327,7 +327,7 @@ def killpoint_store_url(_killpoint_databases: Databases) -> str:
 @pytest.fixture
 def killpoint_store(_killpoint_databases: Databases) -> Iterator[Store]:
     """A `harness.Store` on this test's own database (see `--killpoint-db`)."""
-    from killpoint.harness.store import Store
+    from killpoint.harness.engine.store import Store
 
     store = Store(_killpoint_databases.allocate("store")[0])
     yield store

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from killpoint.fake_services import FaultInjectingTransport, FaultPlan, Journal, ServiceProcess
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.history import GrantRecord, History, HitRecord, WorkerRecord
 from killpoint.harness.killswitch import Death, Hit, Killed
 from killpoint.harness.runner import REFERENCE, EngineSpec, Run

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 
 import httpx
 
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.contract.records import RunStatus, Versions, is_terminal
+from killpoint.harness.engine.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
+from killpoint.harness.engines.reference import StoreReader, reference_factory
 from killpoint.harness.history import (
     ExpectedEffectRecord,
     GrantRecord,
@@ -25,11 +28,8 @@ from killpoint.harness.history import (
     WorkerRecord,
 )
 from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
-from killpoint.harness.model import RunStatus, Versions, is_terminal
 from killpoint.harness.protocol import EngineFactory, EngineUnderTest, HistoryReader, WorkerEnv
-from killpoint.harness.reference import StoreReader, reference_factory
 from killpoint.harness.schedule import FaultSchedule
-from killpoint.harness.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
 from killpoint.harness.transport import BoundaryTransport
 from killpoint.harness.world import World
 from killpoint.scenarios.base import GatePolicy, Scenario

@@ -14,8 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from killpoint.fake_services.faults import FaultPlan
-from killpoint.harness.errors import KillpointError
-from killpoint.harness.model import Versions
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.contract.records import Versions
 
 Tier = Literal["inprocess", "real"]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import httpx
 
-from killpoint.harness.boundaries import RESPONSE_RECEIVED
+from killpoint.harness.contract.boundaries import RESPONSE_RECEIVED
 
 
 class BoundaryTransport(httpx.BaseTransport):

@@ -20,10 +20,10 @@ import httpx
 from sqlalchemy import make_url
 
 from killpoint.fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
-from killpoint.harness._backends import resolve_url
-from killpoint.harness.integrity import DEFAULT_KEY_ENV, SecretRef
-from killpoint.harness.model import Versions
-from killpoint.harness.store import Store
+from killpoint.harness.contract.records import Versions
+from killpoint.harness.engine._backends import resolve_url
+from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef
+from killpoint.harness.engine.store import Store
 
 EPOCH = 1_800_000_000.0
 BASE_VERSIONS = Versions(

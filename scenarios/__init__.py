@@ -7,7 +7,7 @@ business keys carry the run id), the adapters, and the effects the services shou
 
 from __future__ import annotations
 
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 from killpoint.scenarios import (
     approval_refund,
     batch,

@@ -21,10 +21,15 @@ import httpx
 from pydantic import JsonValue
 
 from killpoint import fake_services as fs
-from killpoint.harness.adapters import EffectAdapter
-from killpoint.harness.errors import CannotTell, DefinitionError, EffectRejected, OutcomeUnknown
-from killpoint.harness.integrity import canonical_json
-from killpoint.harness.model import EffectIntent, Receipt
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.errors import (
+    CannotTell,
+    DefinitionError,
+    EffectRejected,
+    OutcomeUnknown,
+)
+from killpoint.harness.contract.records import EffectIntent, Receipt
+from killpoint.scenarios._common import json_bytes
 
 __all__ = [
     "ArtifactsAdapter",
@@ -49,7 +54,7 @@ def _translated(service: str, operation: str) -> Iterator[None]:
 
 
 def _receipt(resource_id: str, document: Mapping[str, Any], **detail: JsonValue) -> Receipt:
-    digest = hashlib.sha256(canonical_json(dict(document))).hexdigest()
+    digest = hashlib.sha256(json_bytes(dict(document))).hexdigest()
     return Receipt(resource_id=resource_id, result_hash=digest, detail=dict(detail))
 
 

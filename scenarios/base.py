@@ -14,10 +14,9 @@ import httpx
 from pydantic import JsonValue
 
 from killpoint.fake_services.journal import AppliedEffect, Journal
-from killpoint.harness.adapters import EffectAdapter
-from killpoint.harness.budget import BudgetLimits
-from killpoint.harness.model import RunStatus
-from killpoint.harness.workflow import Workflow
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.records import BudgetLimits, RunStatus
+from killpoint.harness.contract.workflow import Workflow
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
+from killpoint.harness.contract.records import Versions
 from killpoint.harness.history import History
-from killpoint.harness.model import Versions
 from killpoint.harness.schedule import (
     ClockJump,
     Deploy,

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from killpoint.fake_services.mailer import message_key
-from killpoint.harness.context import StepContext
-from killpoint.harness.model import EffectIntent, RunStatus
-from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.contract.context import StepContext
+from killpoint.harness.contract.records import EffectIntent, RunStatus
+from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.scenarios._common import text
 from killpoint.scenarios.adapters import adapters_for
 from killpoint.scenarios.base import ExpectedEffect, Scenario

@@ -20,29 +20,35 @@ from typing import Any
 from pydantic import JsonValue
 from sqlalchemy import delete, insert, update
 
-from killpoint.harness import _schema as t
-from killpoint.harness import boundaries as b
-from killpoint.harness._sql import Tx
-from killpoint.harness.adapters import EffectAdapter
-from killpoint.harness.budget import BudgetLimits, initial_budget
-from killpoint.harness.context import StepContext
-from killpoint.harness.dispatcher import Engine
-from killpoint.harness.errors import ConflictError, EffectRejected, OutcomeUnknown, QuarantinedError
-from killpoint.harness.integrity import parse_sealed
-from killpoint.harness.ledger import EffectExecutor, Rejected, Session, fingerprint, operation_id
-from killpoint.harness.migrations import upgrade
-from killpoint.harness.model import (
-    Checkpoint,
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.context import StepContext
+from killpoint.harness.contract.errors import EffectRejected, OutcomeUnknown
+from killpoint.harness.contract.records import (
+    BudgetLimits,
     EffectIntent,
     EffectRecord,
     EffectStatus,
     Receipt,
 )
-from killpoint.harness.protocol import WorkerEnv
-from killpoint.harness.reference import ReferenceEngine
-from killpoint.harness.runner import REFERENCE, EngineSpec
-from killpoint.harness.steps import _Change
-from killpoint.harness.store import (
+from killpoint.harness.contract.workflow import Step, StepKind
+from killpoint.harness.engine import _schema as t
+from killpoint.harness.engine._sql import Tx
+from killpoint.harness.engine.budget import initial_budget
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.errors import ConflictError, QuarantinedError
+from killpoint.harness.engine.integrity import parse_sealed
+from killpoint.harness.engine.ledger import (
+    EffectExecutor,
+    Rejected,
+    Session,
+    fingerprint,
+    operation_id,
+)
+from killpoint.harness.engine.migrations import upgrade
+from killpoint.harness.engine.model import Checkpoint
+from killpoint.harness.engine.steps import _Change
+from killpoint.harness.engine.store import (
     Lease,
     NewCheckpoint,
     Store,
@@ -50,7 +56,9 @@ from killpoint.harness.store import (
     _position,
     insert_outputs,
 )
-from killpoint.harness.workflow import Step, StepKind
+from killpoint.harness.engines.reference import ReferenceEngine
+from killpoint.harness.protocol import WorkerEnv
+from killpoint.harness.runner import REFERENCE, EngineSpec
 from killpoint.scenarios.base import Scenario
 
 S = EffectStatus

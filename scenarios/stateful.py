@@ -34,8 +34,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from killpoint.fake_services import FaultPlan, InProcessServices, ServiceClock
 from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.checkers import CHECKERS
+from killpoint.harness.contract.records import Versions
+from killpoint.harness.engine.store import Store
 from killpoint.harness.history import History, WorkerRecord
-from killpoint.harness.model import Versions
 from killpoint.harness.results import Verdict
 from killpoint.harness.runner import REFERENCE, EngineSpec, Run, run_pair
 from killpoint.harness.schedule import (
@@ -46,7 +47,6 @@ from killpoint.harness.schedule import (
     Tamper,
     save_schedule,
 )
-from killpoint.harness.store import Store
 from killpoint.harness.world import EPOCH, SharedTime, World, ensure_key
 from killpoint.scenarios import get
 from killpoint.scenarios.strategies import (

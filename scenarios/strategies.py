@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.campaign import DEDUPING, NETWORK_MODES
 from killpoint.harness.checkers._common import MUTATIONS
+from killpoint.harness.contract.records import Versions
 from killpoint.harness.history import HitRecord
-from killpoint.harness.model import Versions
 from killpoint.harness.runner import REFERENCE, EngineSpec, run_schedule
 from killpoint.harness.schedule import (
     ClockJump,

@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
-from killpoint.harness.clock import FakeClock
-from killpoint.harness.store import Store
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.engine.store import Store
 
 POSTGRES_ENV = "KILLPOINT_TEST_POSTGRES_URL"
 TEST_KEY = "test-checkpoint-key-0123456789abcdef"

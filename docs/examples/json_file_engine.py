@@ -16,13 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from killpoint.harness.artifacts import FolderArtifacts
-from killpoint.harness.context import StepContext
-from killpoint.harness.dispatcher import Outcome
-from killpoint.harness.errors import KillpointError
-from killpoint.harness.model import EffectRecord, EffectStatus
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.context import StepContext
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.contract.records import EffectRecord, EffectStatus, Outcome
+from killpoint.harness.contract.workflow import StepKind
 from killpoint.harness.protocol import WorkerEnv
-from killpoint.harness.workflow import StepKind
 from killpoint.scenarios.base import Scenario
 
 

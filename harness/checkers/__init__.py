@@ -16,9 +16,9 @@ from killpoint.harness.checkers.completion import check_verified_completion
 from killpoint.harness.checkers.progress import check_progress
 from killpoint.harness.checkers.sequence import check_sequence
 from killpoint.harness.checkers.single_effect import check_single_effect
+from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import Verdict
-from killpoint.harness.workflow import Workflow
 
 Checker = Callable[[History, Workflow], Verdict]
 

@@ -4,9 +4,9 @@ of a tampered, wrong-tenant or unsupported checkpoint."""
 from __future__ import annotations
 
 from killpoint.harness.checkers._common import cite_request, is_mutation, ok, request_refs, violated
+from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
-from killpoint.harness.workflow import Workflow
 
 NAME = "authority"
 # Tampering the loader must refuse; a legacy checkpoint that migrates cleanly is not one.

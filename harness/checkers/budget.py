@@ -11,9 +11,9 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
+from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
-from killpoint.harness.workflow import Workflow
 
 NAME = "budget_preserved"
 FIELDS = ("attempts_left", "steps_left", "cost_left", "time_left_ms")

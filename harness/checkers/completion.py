@@ -4,9 +4,9 @@ postcondition, and only with outputs that pass the workflow's own validators."""
 from __future__ import annotations
 
 from killpoint.harness.checkers._common import cite_effect, is_mutation, ok, violated
+from killpoint.harness.contract.workflow import StepKind, Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
-from killpoint.harness.workflow import StepKind, Workflow
 
 NAME = "verified_completion"
 

@@ -4,10 +4,10 @@ workers; a run without faults ends the way its scenario says."""
 from __future__ import annotations
 
 from killpoint.harness.checkers._common import ok, violated
+from killpoint.harness.contract.records import is_terminal
+from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
-from killpoint.harness.model import is_terminal
 from killpoint.harness.results import EvidenceRef, Verdict
-from killpoint.harness.workflow import Workflow
 
 NAME = "progress"
 RECOVERY_WORKERS = 3  # after the last fault: one to recover, room for a lease to lapse

@@ -6,10 +6,10 @@ from __future__ import annotations
 import itertools
 
 from killpoint.harness.checkers._common import ok, violated
+from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.protocol import CheckpointView
 from killpoint.harness.results import EvidenceRef, Verdict
-from killpoint.harness.workflow import Workflow
 
 NAME = "monotonic_sequence"
 

@@ -15,9 +15,9 @@ from killpoint.harness.checkers._common import (
     request_refs,
     violated,
 )
+from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
-from killpoint.harness.workflow import Workflow
 
 NAME = "single_effect"
 

@@ -10,7 +10,9 @@ import httpx
 import pytest
 
 from killpoint.fake_services import InProcessServices
-from killpoint.harness import Engine, FakeClock, Store
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.store import Store
 from killpoint.scenarios.adapters import adapters_for
 from tests.conftest import OpenStore
 from tests.harness.flows import make_engine

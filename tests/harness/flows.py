@@ -6,13 +6,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from killpoint.harness import Engine, FakeClock, Store, Versions
-from killpoint.harness.adapters import EffectAdapter
-from killpoint.harness.artifacts import FolderArtifacts
-from killpoint.harness.compat import CompatibilityPolicy
-from killpoint.harness.context import StepContext
-from killpoint.harness.model import EffectIntent, RunStatus
-from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.context import StepContext
+from killpoint.harness.contract.records import EffectIntent, RunStatus, Versions
+from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.engine.compat import CompatibilityPolicy
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.store import Store
 
 VERSIONS = Versions(
     plan="flows@1", prompt="writer@1", model_contract="draft-v1", tool_schema="tools@1"

@@ -6,13 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.harness import FakeClock, RunStatus, Store
-from killpoint.harness import boundaries as b
-from killpoint.harness.artifacts import FolderArtifacts
-from killpoint.harness.envelope import open_checkpoint
-from killpoint.harness.errors import ArtifactError
-from killpoint.harness.integrity import sha256_hex
-from killpoint.harness.reference import StoreReader
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.errors import ArtifactError
+from killpoint.harness.contract.records import RunStatus
+from killpoint.harness.engine.envelope import open_checkpoint
+from killpoint.harness.engine.integrity import sha256_hex
+from killpoint.harness.engine.store import Store
+from killpoint.harness.engines.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from killpoint.fake_services import InProcessServices
-from killpoint.harness import BudgetLimits, FakeClock, RunStatus, Store
-from killpoint.harness import boundaries as b
-from killpoint.harness.budget import after_step, at_time, exhausted_at, initial_budget
-from killpoint.harness.envelope import open_checkpoint
-from killpoint.harness.model import Budget, Checkpoint
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.records import BudgetLimits, RunStatus
+from killpoint.harness.engine.budget import after_step, at_time, exhausted_at, initial_budget
+from killpoint.harness.engine.envelope import open_checkpoint
+from killpoint.harness.engine.model import Budget, Checkpoint
+from killpoint.harness.engine.store import Store
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died

@@ -11,9 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from killpoint.fake_services import InProcessServices
-from killpoint.harness import FakeClock, Store
-from killpoint.harness import boundaries as b
 from killpoint.harness.cli import app
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.engine.store import Store
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died

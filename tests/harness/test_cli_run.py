@@ -13,10 +13,10 @@ from killpoint.harness.schedule import FaultSchedule, HitPoint, save_schedule
 from tests.conftest import TEST_KEY
 
 BROKEN_ENGINE = '''
-from killpoint.harness.dispatcher import Engine
-from killpoint.harness.ledger import EffectExecutor
-from killpoint.harness.model import EffectStatus
-from killpoint.harness.reference import ReferenceEngine
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.ledger import EffectExecutor
+from killpoint.harness.contract.records import EffectStatus
+from killpoint.harness.engines.reference import ReferenceEngine
 
 
 class AssumeAbsent(EffectExecutor):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.harness import FakeClock, RunStatus, Store, Versions
-from killpoint.harness import boundaries as b
-from killpoint.harness.compat import CompatibilityPolicy
-from killpoint.harness.envelope import open_checkpoint
-from killpoint.harness.reference import StoreReader
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.records import RunStatus, Versions
+from killpoint.harness.engine.compat import CompatibilityPolicy
+from killpoint.harness.engine.envelope import open_checkpoint
+from killpoint.harness.engine.store import Store
+from killpoint.harness.engines.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import VERSIONS, Crash, Died

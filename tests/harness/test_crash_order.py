@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.harness import boundaries as b
 from killpoint.harness.campaign import (
     Campaign,
     CampaignConfig,
@@ -16,6 +15,7 @@ from killpoint.harness.campaign import (
     ranked_singles,
     singles,
 )
+from killpoint.harness.contract import boundaries as b
 from killpoint.harness.history import History
 from killpoint.harness.hunt import hunt_outcome
 from killpoint.harness.results import RunResult

@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
-from killpoint.harness import Engine, FakeClock, LeaseHeldError, RunStatus, Store
-from killpoint.harness import boundaries as b
-from killpoint.harness.envelope import open_checkpoint
-from killpoint.harness.errors import StaleFenceError
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.records import RunStatus
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.envelope import open_checkpoint
+from killpoint.harness.engine.errors import LeaseHeldError, StaleFenceError
+from killpoint.harness.engine.store import Store
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import Crash, Died

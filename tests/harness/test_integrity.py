@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from killpoint.harness import Engine, FakeClock, IntegrityError, RunStatus, Store
-from killpoint.harness import _schema as t
-from killpoint.harness import boundaries as b
-from killpoint.harness.envelope import open_checkpoint, seal_checkpoint
-from killpoint.harness.errors import SecretMissingError
-from killpoint.harness.integrity import (
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.records import RunStatus
+from killpoint.harness.engine import _schema as t
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
+from killpoint.harness.engine.errors import IntegrityError, SecretMissingError
+from killpoint.harness.engine.integrity import (
     SecretRef,
     canonical_json,
     input_hash,
@@ -21,8 +23,9 @@ from killpoint.harness.integrity import (
     sha256_hex,
     verify_seal,
 )
-from killpoint.harness.model import StoredCheckpoint
-from killpoint.harness.reference import StoreReader
+from killpoint.harness.engine.model import StoredCheckpoint
+from killpoint.harness.engine.store import Store
+from killpoint.harness.engines.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.flows import Crash, Died, make_engine
 

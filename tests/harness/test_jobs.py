@@ -8,7 +8,7 @@ import pytest
 
 from killpoint import scenarios
 from killpoint.harness.campaign import Campaign, CampaignConfig
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.jobs import hunts_in_processes, in_processes, resolve_jobs, run_campaign
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.harness.schedule import FaultSchedule

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.harness.clock import FakeClock
+from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.killswitch import Hit, Killed, KillSwitch
 from killpoint.harness.schedule import ClockJump, FaultSchedule, HitPoint
 

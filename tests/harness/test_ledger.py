@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from killpoint.harness.ledger import fingerprint, idempotency_key, operation_id
-from killpoint.harness.model import EffectIntent, EffectStatus
+from killpoint.harness.contract.records import EffectIntent, EffectStatus
+from killpoint.harness.engine.ledger import fingerprint, idempotency_key, operation_id
 
 
 def intent(**args: object) -> EffectIntent:

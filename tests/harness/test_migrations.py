@@ -10,13 +10,16 @@ from typing import Any
 
 import pytest
 
-from killpoint.harness import Engine, FakeClock, IntegrityError, QuarantinedError, RunStatus, Store
-from killpoint.harness.envelope import open_checkpoint
-from killpoint.harness.integrity import canonical_json, input_hash, seal
-from killpoint.harness.migrations import UNRECORDED, upgrade, v2_to_v3
-from killpoint.harness.model import SCHEMA_VERSION, Budget, Checkpoint, WorkflowRecord
-from killpoint.harness.reference import StoreReader
-from killpoint.harness.store import NewCheckpoint
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.records import RunStatus
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.envelope import open_checkpoint
+from killpoint.harness.engine.errors import IntegrityError, QuarantinedError
+from killpoint.harness.engine.integrity import canonical_json, input_hash, seal
+from killpoint.harness.engine.migrations import UNRECORDED, upgrade, v2_to_v3
+from killpoint.harness.engine.model import SCHEMA_VERSION, Budget, Checkpoint, WorkflowRecord
+from killpoint.harness.engine.store import NewCheckpoint, Store
+from killpoint.harness.engines.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.flows import VERSIONS
 

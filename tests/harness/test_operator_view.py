@@ -6,9 +6,11 @@ import contextlib
 from dataclasses import dataclass
 
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
-from killpoint.harness import BudgetLimits, FakeClock, Store
 from killpoint.harness.cli import known_services
-from killpoint.harness.operator_view import build_view
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.records import BudgetLimits
+from killpoint.harness.engine.operator_view import build_view
+from killpoint.harness.engine.store import Store
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 
@@ -41,7 +43,7 @@ def test_an_irreversible_effect_that_cannot_be_asked_is_escalated(
 def test_the_action_follows_the_service_flags(
     new_worker: NewWorker, store: Store, clock: FakeClock
 ) -> None:
-    from killpoint.harness import boundaries as b
+    from killpoint.harness.contract import boundaries as b
     from tests.harness.flows import Crash, Died
 
     with contextlib.suppress(Died):

@@ -38,8 +38,8 @@ SAGA = 'scenario="order_saga", double=False, network=False, named=False'
 
 OWN_SCENARIO = """
 import pytest
-from killpoint.harness.model import EffectIntent, RunStatus
-from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.contract.records import EffectIntent, RunStatus
+from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.scenarios import ExpectedEffect, Scenario, adapters_for
 from killpoint.fake_services.mailer import message_key
 
@@ -172,7 +172,7 @@ def test_fixtures_give_a_store_services_world_and_killswitch(pytester: pytest.Py
         """
         import pytest
         from killpoint import scenarios
-        from killpoint.harness import Store
+        from killpoint.harness.engine.store import Store
         from killpoint.harness.killswitch import Killed
         from killpoint.harness.runner import run_schedule
         from killpoint.harness.schedule import FaultSchedule, HitPoint

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from killpoint.harness import FakeClock, RunStatus, Store
-from killpoint.harness.envelope import open_checkpoint
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.records import RunStatus
+from killpoint.harness.engine.envelope import open_checkpoint
+from killpoint.harness.engine.store import Store
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 

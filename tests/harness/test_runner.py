@@ -8,8 +8,8 @@ import pytest
 
 from killpoint import scenarios
 from killpoint.harness.checkers import check_all
-from killpoint.harness.errors import KillpointError
-from killpoint.harness.model import Versions
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.contract.records import Versions
 from killpoint.harness.results import combine
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import (

@@ -5,21 +5,21 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from killpoint.harness import (
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.contract.records import EffectRecord, EffectStatus, Receipt
+from killpoint.harness.engine import _schema as t
+from killpoint.harness.engine._backends import DATABASE_URL_ENV, DEFAULT_SQLITE_PATH, resolve_url
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
+from killpoint.harness.engine.errors import (
     ConflictError,
-    Engine,
-    FakeClock,
-    KillpointError,
     LeaseHeldError,
     StaleFenceError,
-    Store,
+    UnknownWorkflowError,
 )
-from killpoint.harness import _schema as t
-from killpoint.harness._backends import DATABASE_URL_ENV, DEFAULT_SQLITE_PATH, resolve_url
-from killpoint.harness.envelope import open_checkpoint, seal_checkpoint
-from killpoint.harness.errors import UnknownWorkflowError
-from killpoint.harness.model import Checkpoint, EffectRecord, EffectStatus, Receipt
-from killpoint.harness.store import NewCheckpoint
+from killpoint.harness.engine.model import Checkpoint
+from killpoint.harness.engine.store import NewCheckpoint, Store
 from tests.conftest import TEST_KEY
 
 KEY = TEST_KEY.encode()

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.harness import Engine, FakeClock, Store, Versions
-from killpoint.harness.artifacts import FolderArtifacts
-from killpoint.harness.errors import DefinitionError
-from killpoint.harness.model import RunStatus
-from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.errors import DefinitionError
+from killpoint.harness.contract.records import RunStatus, Versions
+from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.store import Store
 from tests.harness.flows import ALL_FLOWS, DONE, publish_flow
 
 

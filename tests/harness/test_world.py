@@ -9,9 +9,9 @@ from sqlalchemy import create_engine, text
 
 from killpoint import scenarios
 from killpoint.harness.campaign import singles
+from killpoint.harness.engine.store import Store
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, Tamper
-from killpoint.harness.store import Store
 from killpoint.harness.world import World, campaign_store
 from tests.conftest import _check_reachable, _postgres_url
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
-from killpoint.harness.budget import BudgetLimits
+from killpoint.harness.contract.records import BudgetLimits
 from killpoint.harness.history import ExpectedEffectRecord, History, HitRecord, WorkerRecord
 from killpoint.harness.protocol import CheckpointView
 from killpoint.harness.results import (

@@ -15,9 +15,12 @@ import pytest
 from pydantic import JsonValue
 
 from killpoint.fake_services import InProcessServices
-from killpoint.harness import Engine, FakeClock, Outcome, RunStatus, Store, Versions
-from killpoint.harness.artifacts import FolderArtifacts
-from killpoint.harness.boundaries import BoundaryHook, no_hook
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
+from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.records import Outcome, RunStatus, Versions
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.store import Store
 from killpoint.scenarios.base import Scenario
 
 VERSIONS = Versions(

@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
-from killpoint.harness.errors import CannotTell, EffectRejected, OutcomeUnknown
-from killpoint.harness.model import EffectIntent
+from killpoint.harness.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
+from killpoint.harness.contract.records import EffectIntent
 from killpoint.scenarios.adapters import adapters_for, artifact_args
 
 

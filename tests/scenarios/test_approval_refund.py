@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.harness import RunStatus
-from killpoint.harness.boundaries import STEP_BEGIN
+from killpoint.harness.contract.boundaries import STEP_BEGIN
+from killpoint.harness.contract.records import RunStatus
 from killpoint.scenarios.approval_refund import GATE, SCENARIO
 from tests.scenarios.conftest import DieAt, Died, Harness
 

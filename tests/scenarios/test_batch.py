@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.harness import EffectStatus, RunStatus
-from killpoint.harness.boundaries import RECEIPT_COMMITTED
+from killpoint.harness.contract.boundaries import RECEIPT_COMMITTED
+from killpoint.harness.contract.records import EffectStatus, RunStatus
 from killpoint.scenarios.batch import BATCH_SIZE, SCENARIO
 from tests.scenarios.conftest import DieAt, Died, Harness
 

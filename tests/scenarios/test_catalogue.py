@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from killpoint import scenarios
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.base import Scenario
 from tests.scenarios.conftest import Harness

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
-from killpoint.harness import EffectStatus, RunStatus
+from killpoint.harness.contract.records import EffectStatus, RunStatus
 from killpoint.scenarios.email import SCENARIO
 from tests.scenarios.conftest import Harness
 

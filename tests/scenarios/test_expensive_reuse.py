@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.harness import RunStatus
-from killpoint.harness.boundaries import ARTIFACT_RECORDED, ARTIFACT_UPLOADED
+from killpoint.harness.contract.boundaries import ARTIFACT_RECORDED, ARTIFACT_UPLOADED
+from killpoint.harness.contract.records import RunStatus
 from killpoint.scenarios.expensive_reuse import SCENARIO, produced
 from tests.scenarios.conftest import DieAt, Died, Harness
 

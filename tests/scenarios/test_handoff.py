@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.harness import RunStatus
-from killpoint.harness.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
+from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
+from killpoint.harness.contract.records import RunStatus
 from killpoint.scenarios.handoff import INCOMPATIBLE_SCENARIO, SCENARIO
 from tests.scenarios.conftest import DieAt, Died, Harness
 

@@ -8,8 +8,8 @@ import pytest
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.checkers import CHECKERS
+from killpoint.harness.engines.reference import ReferenceEngine
 from killpoint.harness.hunt import hunt
-from killpoint.harness.reference import ReferenceEngine
 from killpoint.harness.runner import REFERENCE
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Tamper
 from killpoint.scenarios import CATALOGUE

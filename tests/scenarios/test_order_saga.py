@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.harness import EffectStatus, RunStatus
-from killpoint.harness.boundaries import COMPENSATE_RECORDED, RESPONSE_READ
+from killpoint.harness.contract.boundaries import COMPENSATE_RECORDED, RESPONSE_READ
+from killpoint.harness.contract.records import EffectStatus, RunStatus
 from killpoint.scenarios.order_saga import REFUND_SCENARIO, SCENARIO
 from tests.scenarios.conftest import DieAt, Died, Harness
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
-from killpoint.harness import RunStatus
-from killpoint.harness.boundaries import RESPONSE_READ
+from killpoint.harness.contract.boundaries import RESPONSE_READ
+from killpoint.harness.contract.records import RunStatus
 from killpoint.scenarios.research_publish import SCENARIO, check_draft
 from tests.scenarios.conftest import DieAt, Died, Harness
 

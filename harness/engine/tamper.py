@@ -15,13 +15,14 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
-from killpoint.harness import _schema as t
-from killpoint.harness.artifacts import FolderArtifacts
-from killpoint.harness.errors import IntegrityError, KillpointError
-from killpoint.harness.integrity import SecretRef, canonical_json, seal, sha256_hex
-from killpoint.harness.migrations import upgrade
-from killpoint.harness.model import SCHEMA_VERSION
-from killpoint.harness.store import Store
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.engine import _schema as t
+from killpoint.harness.engine.errors import IntegrityError
+from killpoint.harness.engine.integrity import SecretRef, canonical_json, seal, sha256_hex
+from killpoint.harness.engine.migrations import upgrade
+from killpoint.harness.engine.model import SCHEMA_VERSION
+from killpoint.harness.engine.store import Store
 
 OTHER_TENANT = "tenant-from-elsewhere"
 FORGED_STEP = "forged"

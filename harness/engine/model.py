@@ -1,4 +1,4 @@
-"""The checkpoint envelope and the records that cross the store boundary.
+"""The reference engine's checkpoint envelope and the records of its own store.
 
 Every field of the seed's checkpoint table has a home here. Models are frozen pydantic v2
 models: they are what is stored, signed, read back and shown to operators, so they are
@@ -7,54 +7,16 @@ validated at every edge and never mutated in place.
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from killpoint.harness.contract.records import ArtifactRef, EffectStatus, RunStatus, Versions
+
 SCHEMA_VERSION: Literal[4] = 4
-
-Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class RunStatus(StrEnum):
-    RUNNING = "running"
-    WAITING_APPROVAL = "waiting_approval"
-    COMPLETED = "completed"
-    COMPENSATED = "compensated"
-    NEEDS_REVIEW = "needs_review"
-    BUDGET_EXHAUSTED = "budget_exhausted"
-    QUARANTINED = "quarantined"
-    FAILED = "failed"
-
-    @property
-    def terminal(self) -> bool:
-        return self is not RunStatus.RUNNING and self is not RunStatus.WAITING_APPROVAL
-
-
-def is_terminal(status: str | None) -> bool:
-    """Whether a status, as histories and outcomes spell it, ends the run."""
-    known = {s.value for s in RunStatus}
-    return status is not None and status in known and RunStatus(status).terminal
-
-
-class EffectStatus(StrEnum):
-    PREPARED = "prepared"
-    STARTED = "started"
-    UNKNOWN = "unknown"
-    COMMITTED = "committed"
-    VERIFIED = "verified"
-    FAILED = "failed"
-    COMPENSATED = "compensated"
-    NEEDS_REVIEW = "needs_review"
-
-    @property
-    def unresolved(self) -> bool:
-        return self in (EffectStatus.STARTED, EffectStatus.UNKNOWN)
 
 
 class Lineage(Frozen):
@@ -63,22 +25,6 @@ class Lineage(Frozen):
     run_id: str
     parent_run_id: str | None = None
     decision: Literal["start", "continue", "branch", "restart"] = "start"
-
-
-class Versions(Frozen):
-    """The executable contract that produced the state; compared on resume."""
-
-    plan: str
-    prompt: str
-    model_contract: str
-    tool_schema: str
-
-
-class ArtifactRef(Frozen):
-    uri: str
-    sha256: Sha256
-    media_type: str
-    produced_by: str  # the step whose output it is: provenance
 
 
 class EffectRef(Frozen):
@@ -157,53 +103,6 @@ class Checkpoint(Frozen):
     secret_refs: tuple[str, ...] = ()
 
 
-class Receipt(Frozen):
-    """What the downstream service said it did: its id for the effect and a hash of the result."""
-
-    resource_id: str
-    result_hash: str = ""
-    detail: dict[str, JsonValue] = Field(default_factory=dict)
-
-
-class EffectIntent(Frozen):
-    """One logical external action, named the same way on every attempt."""
-
-    operation: str
-    service: str
-    args: dict[str, JsonValue]
-    high_impact: bool = False
-
-
-class EffectRecord(Frozen):
-    """A row of the effect ledger as the store returns it."""
-
-    workflow_id: str
-    operation_id: str
-    step: str
-    service: str
-    intent: str
-    args: dict[str, JsonValue]
-    idempotency_key: str
-    fingerprint: str
-    status: EffectStatus
-    attempts: int
-    receipt: Receipt | None = None
-    reason: str = ""
-    updated_at: float
-
-
-class ApprovalRecord(Frozen):
-    workflow_id: str
-    gate: str
-    status: Literal["requested", "granted", "denied"]
-    scope: str
-    policy_version: str
-    payload: dict[str, JsonValue]
-    requested_at: float
-    actor: str | None = None
-    expires_at: float | None = None
-
-
 class WorkflowRecord(Frozen):
     workflow_id: str
     workflow_name: str
@@ -236,10 +135,3 @@ class StoredCheckpoint(Frozen):
     tag: str
     fencing_token: int
     created_at: float
-
-
-def as_json(value: Any) -> JsonValue:
-    """Round-trip a value through pydantic's JSON mode so it is plain JSON data."""
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(Any).dump_python(value, mode="json")  # type: ignore[no-any-return]

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from killpoint.harness.errors import DefinitionError
-from killpoint.harness.model import EffectIntent, RunStatus
+from killpoint.harness.contract.errors import DefinitionError
+from killpoint.harness.contract.records import EffectIntent, RunStatus
 
 if TYPE_CHECKING:
-    from killpoint.harness.context import StepContext
+    from killpoint.harness.contract.context import StepContext
 
 
 class StepKind(StrEnum):

@@ -12,15 +12,15 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from killpoint.harness.artifacts import FolderArtifacts
-from killpoint.harness.dispatcher import Engine, Outcome
-from killpoint.harness.envelope import open_checkpoint
-from killpoint.harness.errors import IntegrityError
-from killpoint.harness.integrity import SecretRef, parse_sealed
-from killpoint.harness.migrations import upgrade
-from killpoint.harness.model import ApprovalRecord, EffectRecord
+from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.envelope import open_checkpoint
+from killpoint.harness.engine.errors import IntegrityError
+from killpoint.harness.engine.integrity import SecretRef, parse_sealed
+from killpoint.harness.engine.migrations import upgrade
+from killpoint.harness.engine.store import StepOutput, Store
 from killpoint.harness.protocol import CheckpointView, WorkerEnv
-from killpoint.harness.store import StepOutput, Store
 from killpoint.scenarios.base import Scenario
 
 

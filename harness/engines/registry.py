@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from killpoint.harness.errors import KillpointError
-from killpoint.harness.model import ApprovalRecord, EffectRecord
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
 from killpoint.harness.protocol import CheckpointView, HistoryReader
 from killpoint.harness.runner import REFERENCE, EngineSpec
 from killpoint.harness.world import World

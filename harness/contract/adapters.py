@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from killpoint.harness.model import EffectIntent, Receipt
+from killpoint.harness.contract.records import EffectIntent, Receipt
 
 
 class EffectAdapter(Protocol):

@@ -7,12 +7,12 @@ being published.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Protocol
 
-from killpoint.harness.errors import ArtifactError
-from killpoint.harness.integrity import sha256_hex
+from killpoint.harness.contract.errors import ArtifactError
 
 
 class ArtifactStore(Protocol):
@@ -38,7 +38,7 @@ class FolderArtifacts:
     def put(self, data: bytes) -> tuple[str, str]:
         """Store bytes under their hash; a damaged copy already there is written over, so the
         run that produces the same content again repairs it (runs share this folder)."""
-        digest = sha256_hex(data)
+        digest = _sha256(data)
         target = self.path(digest)
         if not self._holds(target, digest):
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -50,7 +50,7 @@ class FolderArtifacts:
     @staticmethod
     def _holds(target: Path, digest: str) -> bool:
         try:
-            return sha256_hex(target.read_bytes()) == digest
+            return _sha256(target.read_bytes()) == digest
         except FileNotFoundError:
             return False
 
@@ -59,6 +59,10 @@ class FolderArtifacts:
             data = self.path(sha256).read_bytes()
         except FileNotFoundError as exc:
             raise ArtifactError(f"artifact {sha256[:12]}… is missing") from exc
-        if sha256_hex(data) != sha256:
+        if _sha256(data) != sha256:
             raise ArtifactError(f"artifact {sha256[:12]}… does not match its sha256")
         return data
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -12,27 +12,25 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from killpoint.harness import boundaries as b
-from killpoint.harness.adapters import EffectAdapter
-from killpoint.harness.artifacts import ArtifactStore
-from killpoint.harness.boundaries import BoundaryHook
-from killpoint.harness.clock import Clock
-from killpoint.harness.context import StepContext
-from killpoint.harness.errors import ArtifactError, DefinitionError, OutcomeUnknown
-from killpoint.harness.ledger import EffectExecutor, Session, Stop
-from killpoint.harness.model import (
-    ApprovalGrant,
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.artifacts import ArtifactStore
+from killpoint.harness.contract.boundaries import BoundaryHook
+from killpoint.harness.contract.clock import Clock
+from killpoint.harness.contract.context import StepContext
+from killpoint.harness.contract.errors import ArtifactError, DefinitionError, OutcomeUnknown
+from killpoint.harness.contract.records import (
     ArtifactRef,
-    Checkpoint,
     EffectIntent,
     EffectRecord,
     EffectStatus,
-    Lineage,
     RunStatus,
     Versions,
 )
-from killpoint.harness.store import Store
-from killpoint.harness.workflow import Step, StepKind
+from killpoint.harness.contract.workflow import Step, StepKind
+from killpoint.harness.engine.ledger import EffectExecutor, Session, Stop
+from killpoint.harness.engine.model import ApprovalGrant, Checkpoint, Lineage
+from killpoint.harness.engine.store import Store
 
 S = EffectStatus
 

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError
 
-from killpoint.harness.errors import KillpointError
+from killpoint.harness.contract.errors import KillpointError
 
 DATABASE_URL_ENV = "KILLPOINT_DATABASE_URL"
 DEFAULT_SQLITE_PATH = "killpoint-out/killpoint.sqlite"

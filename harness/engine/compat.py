@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from killpoint.harness.model import Versions
+from killpoint.harness.contract.records import Versions
 
 Decision = Literal["continue", "branch", "restart", "quarantine"]
 

@@ -17,27 +17,25 @@ from typing import Any, NamedTuple
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import IntegrityError as SqlIntegrityError
 
-from killpoint.harness import _schema as t
-from killpoint.harness import _statements as q
-from killpoint.harness._backends import begin_statement, build_engine, resolve_url
-from killpoint.harness._sql import Database, Row, Transaction, Tx
-from killpoint.harness.errors import (
-    ConflictError,
-    KillpointError,
-    LeaseHeldError,
-    StaleFenceError,
-    UnknownWorkflowError,
-)
-from killpoint.harness.model import (
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.contract.records import (
     ApprovalRecord,
-    Budget,
     EffectRecord,
     EffectStatus,
     Receipt,
     RunStatus,
-    StoredCheckpoint,
-    WorkflowRecord,
 )
+from killpoint.harness.engine import _schema as t
+from killpoint.harness.engine import _statements as q
+from killpoint.harness.engine._backends import begin_statement, build_engine, resolve_url
+from killpoint.harness.engine._sql import Database, Row, Transaction, Tx
+from killpoint.harness.engine.errors import (
+    ConflictError,
+    LeaseHeldError,
+    StaleFenceError,
+    UnknownWorkflowError,
+)
+from killpoint.harness.engine.model import Budget, StoredCheckpoint, WorkflowRecord
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from killpoint.harness.errors import IntegrityError, SecretMissingError
+from killpoint.harness.engine.errors import IntegrityError, SecretMissingError
 
 DEFAULT_KEY_ENV = "KILLPOINT_CHECKPOINT_KEY"
 

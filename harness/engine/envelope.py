@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from killpoint.harness.errors import IntegrityError, WrongTenantError
-from killpoint.harness.integrity import parse_sealed, seal, verify_seal
-from killpoint.harness.migrations import upgrade
-from killpoint.harness.model import SCHEMA_VERSION, Checkpoint, StoredCheckpoint
-from killpoint.harness.store import NewCheckpoint, StepOutput
+from killpoint.harness.engine.errors import IntegrityError, WrongTenantError
+from killpoint.harness.engine.integrity import parse_sealed, seal, verify_seal
+from killpoint.harness.engine.migrations import upgrade
+from killpoint.harness.engine.model import SCHEMA_VERSION, Checkpoint, StoredCheckpoint
+from killpoint.harness.engine.store import NewCheckpoint, StepOutput
 
 
 def seal_checkpoint(

@@ -12,65 +12,52 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from uuid import uuid4
 
 from pydantic import JsonValue
 
-from killpoint.harness import boundaries as b
-from killpoint.harness.adapters import EffectAdapter
-from killpoint.harness.artifacts import ArtifactStore
-from killpoint.harness.boundaries import BoundaryHook, no_hook
-from killpoint.harness.budget import BudgetLimits, after_step, at_time, exhausted_at, initial_budget
-from killpoint.harness.clock import Clock
-from killpoint.harness.compat import CompatibilityPolicy
-from killpoint.harness.context import LazyEffects, StepContext
-from killpoint.harness.envelope import open_checkpoint, seal_checkpoint
-from killpoint.harness.errors import (
-    ArtifactError,
-    DefinitionError,
-    IntegrityError,
-    UnknownWorkflowError,
-    WrongTenantError,
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.artifacts import ArtifactStore
+from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
+from killpoint.harness.contract.clock import Clock
+from killpoint.harness.contract.context import LazyEffects, StepContext
+from killpoint.harness.contract.errors import ArtifactError, DefinitionError
+from killpoint.harness.contract.records import (
+    BudgetLimits,
+    EffectRecord,
+    EffectStatus,
+    Outcome,
+    RunStatus,
+    Versions,
 )
-from killpoint.harness.integrity import (
+from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.engine.budget import after_step, at_time, exhausted_at, initial_budget
+from killpoint.harness.engine.compat import CompatibilityPolicy
+from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
+from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
+from killpoint.harness.engine.integrity import (
     SecretRef,
     canonical_json,
     input_hash,
     output_link,
     sha256_hex,
 )
-from killpoint.harness.ledger import EffectExecutor, Rejected, Session, Stop
-from killpoint.harness.model import (
+from killpoint.harness.engine.ledger import EffectExecutor, Rejected, Session, Stop
+from killpoint.harness.engine.model import (
     Checkpoint,
-    EffectRecord,
     EffectRef,
-    EffectStatus,
     Lineage,
     OutputsRef,
     PendingWork,
-    RunStatus,
     StoredCheckpoint,
-    Versions,
     WorkflowRecord,
 )
-from killpoint.harness.steps import BackToGate, StepKinds, _Change, _intent
-from killpoint.harness.store import Lease, StepOutput, Store
-from killpoint.harness.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.engine.steps import BackToGate, StepKinds, _Change, _intent
+from killpoint.harness.engine.store import Lease, StepOutput, Store
 
 S = EffectStatus
 _SETTLED = (S.VERIFIED, S.COMPENSATED)  # no longer pending: dropped from the next checkpoint
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """Where a resume left the workflow."""
-
-    workflow_id: str
-    status: RunStatus
-    state: str
-    sequence: int
-    reason: str = ""
 
 
 class Engine(StepKinds):

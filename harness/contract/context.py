@@ -12,10 +12,10 @@ from typing import overload
 
 from pydantic import JsonValue
 
-from killpoint.harness.artifacts import ArtifactStore
-from killpoint.harness.boundaries import BoundaryHook
-from killpoint.harness.errors import ArtifactError
-from killpoint.harness.model import ArtifactRef, EffectRecord
+from killpoint.harness.contract.artifacts import ArtifactStore
+from killpoint.harness.contract.boundaries import BoundaryHook
+from killpoint.harness.contract.errors import ArtifactError
+from killpoint.harness.contract.records import ArtifactRef, EffectRecord
 
 
 class LazyEffects(Sequence[EffectRecord]):

@@ -7,18 +7,8 @@ them back from the store, so repeated crashes cannot turn a bounded run into an 
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from killpoint.harness.model import Budget
-
-
-class BudgetLimits(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    attempts: int = Field(default=20, ge=1)
-    steps: int = Field(default=200, ge=1)
-    cost: int = Field(default=10_000, ge=1)
-    time_s: float = Field(default=86_400.0, gt=0)
+from killpoint.harness.contract.records import BudgetLimits
+from killpoint.harness.engine.model import Budget
 
 
 def initial_budget(limits: BudgetLimits) -> Budget:

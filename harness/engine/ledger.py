@@ -13,14 +13,21 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from killpoint.harness import boundaries as b
-from killpoint.harness.adapters import EffectAdapter
-from killpoint.harness.boundaries import BoundaryHook
-from killpoint.harness.clock import Clock
-from killpoint.harness.errors import CannotTell, EffectRejected, OutcomeUnknown, StaleFenceError
-from killpoint.harness.integrity import canonical_json, sha256_hex
-from killpoint.harness.model import EffectIntent, EffectRecord, EffectStatus, Receipt, RunStatus
-from killpoint.harness.store import Lease, Store
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.boundaries import BoundaryHook
+from killpoint.harness.contract.clock import Clock
+from killpoint.harness.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
+from killpoint.harness.contract.records import (
+    EffectIntent,
+    EffectRecord,
+    EffectStatus,
+    Receipt,
+    RunStatus,
+)
+from killpoint.harness.engine.errors import StaleFenceError
+from killpoint.harness.engine.integrity import canonical_json, sha256_hex
+from killpoint.harness.engine.store import Lease, Store
 
 S = EffectStatus
 LOOKUP_TRIES = 3

@@ -23,7 +23,7 @@ from sqlalchemy import (
     update,
 )
 
-from killpoint.harness import _schema as t
+from killpoint.harness.engine import _schema as t
 
 w, c, e, g = t.workflows.c, t.checkpoints.c, t.effects.c, t.effect_log.c
 a, p, o = t.artifacts.c, t.approvals.c, t.outputs.c

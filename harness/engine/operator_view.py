@@ -14,21 +14,18 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from killpoint.harness.envelope import open_checkpoint
-from killpoint.harness.errors import IntegrityError
-from killpoint.harness.model import (
-    Budget,
-    Checkpoint,
+from killpoint.harness.contract.records import (
     EffectRecord,
     EffectStatus,
-    Lineage,
-    PendingWork,
     Receipt,
     RunStatus,
     Versions,
 )
-from killpoint.harness.store import Store
-from killpoint.harness.workflow import Workflow
+from killpoint.harness.contract.workflow import Workflow
+from killpoint.harness.engine.envelope import open_checkpoint
+from killpoint.harness.engine.errors import IntegrityError
+from killpoint.harness.engine.model import Budget, Checkpoint, Lineage, PendingWork
+from killpoint.harness.engine.store import Store
 
 Action = Literal["none", "send", "reconcile", "retry", "escalate", "verify"]
 

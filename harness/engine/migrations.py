@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from killpoint.harness.errors import IntegrityError, QuarantinedError
-from killpoint.harness.integrity import input_hash
-from killpoint.harness.model import SCHEMA_VERSION
+from killpoint.harness.engine.errors import IntegrityError, QuarantinedError
+from killpoint.harness.engine.integrity import input_hash
+from killpoint.harness.engine.model import SCHEMA_VERSION
 
 UNRECORDED = "unrecorded"
 
