@@ -30,7 +30,8 @@ from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.engine import _schema
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.store import Store
-from killpoint.harness.world import BASE_VERSIONS, ensure_key
+from killpoint.harness.engines.reference import ensure_key
+from killpoint.harness.world import BASE_VERSIONS
 
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
 

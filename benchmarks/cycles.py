@@ -24,13 +24,19 @@ from sqlalchemy import create_engine, text
 
 from killpoint.harness.campaign import recovery_points, singles
 from killpoint.harness.checkers import check_all
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
 from killpoint.harness.runner import run_schedule
+from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.world import World
-from killpoint.scenarios.base import Scenario
 
 Runner = Callable[[World, Scenario, FaultSchedule], History]
+
+
+def inprocess(world: World, scenario: Scenario, schedule: FaultSchedule) -> History:
+    """A run of the reference engine in the in-process tier."""
+    return run_schedule(world, scenario, schedule, REFERENCE)
 
 
 @dataclass
@@ -49,7 +55,7 @@ class Throughput:
         return self.cycles / self.cpu_s if self.cpu_s else 0.0
 
 
-def recording(world: World, scenario: Scenario, runner: Runner = run_schedule) -> History:
+def recording(world: World, scenario: Scenario, runner: Runner = inprocess) -> History:
     return runner(world, scenario, FaultSchedule(scenario=scenario.name, run_id="clean"))
 
 
@@ -57,7 +63,7 @@ def crash_cycles(
     world: World,
     scenario: Scenario,
     cycles: int,
-    runner: Runner = run_schedule,
+    runner: Runner = inprocess,
     tag: str = "c",
 ) -> Throughput:
     """`cycles` runs, each crashed once (boundaries in turn) and recovered to terminal."""
@@ -80,7 +86,7 @@ def parallel_cycles(
     time is not summed across processes: 0)."""
     from killpoint.harness.jobs import in_processes
 
-    runner = real_runner() if real else run_schedule
+    runner = real_runner() if real else inprocess
 
     def work(i: int) -> Callable[[object], tuple[int, float, float]]:
         def run(_report: object) -> tuple[int, float, float]:
@@ -115,12 +121,14 @@ def single_enumeration(
     """The exhaustive single-crash enumeration, recording run and oracle included; `sample`
     runs only that many singles, evenly spaced, for a projection of the whole."""
     wall = time.perf_counter()
-    rec = run_schedule(world, scenario, FaultSchedule(scenario=scenario.name, run_id=f"{tag}r"))
+    rec = run_schedule(
+        world, scenario, FaultSchedule(scenario=scenario.name, run_id=f"{tag}r"), REFERENCE
+    )
     plan = [s for _, s in singles(scenario.name, rec)]
     chosen = plan if sample is None or sample >= len(plan) else plan[:: -(-len(plan) // sample)]
     runs, bad = 1, 0
     for schedule in chosen:
-        history = run_schedule(world, scenario, _renamed(schedule, tag))
+        history = run_schedule(world, scenario, _renamed(schedule, tag), REFERENCE)
         runs += 1
         bad += any(v.valid is False for v in check_all(history, scenario.workflow))
     return Enumeration(runs, time.perf_counter() - wall, bad, planned=1 + len(plan))
@@ -132,11 +140,13 @@ def double_enumeration(
     """Every single crash, then every hit of each single's first recovery crashed again
     (exhaustive pairs; `limit` caps the number of pairs for --quick). Oracle included."""
     wall = time.perf_counter()
-    rec = run_schedule(world, scenario, FaultSchedule(scenario=scenario.name, run_id=f"{tag}r"))
+    rec = run_schedule(
+        world, scenario, FaultSchedule(scenario=scenario.name, run_id=f"{tag}r"), REFERENCE
+    )
     runs, bad = 1, 0
     pairs: list[FaultSchedule] = []
     for _, schedule in singles(scenario.name, rec):
-        history = run_schedule(world, scenario, _renamed(schedule, tag))
+        history = run_schedule(world, scenario, _renamed(schedule, tag), REFERENCE)
         runs += 1
         bad += any(v.valid is False for v in check_all(history, scenario.workflow))
         for j, second in enumerate(recovery_points(history)):
@@ -149,7 +159,7 @@ def double_enumeration(
                 )
             )
     for schedule in pairs[:limit]:
-        history = run_schedule(world, scenario, schedule)
+        history = run_schedule(world, scenario, schedule, REFERENCE)
         runs += 1
         bad += any(v.valid is False for v in check_all(history, scenario.workflow))
     return Enumeration(runs, time.perf_counter() - wall, bad)
@@ -248,4 +258,7 @@ def real_world(root: Path, store_url: str | None = None) -> Iterator[World]:
 def real_runner() -> Runner:
     from killpoint.harness.realtier import run_schedule_real
 
-    return run_schedule_real
+    def real(world: World, scenario: Scenario, schedule: FaultSchedule) -> History:
+        return run_schedule_real(world, scenario, schedule, REFERENCE)
+
+    return real

@@ -48,12 +48,14 @@ from typing import Any
 
 from killpoint.harness.campaign import Risk, crash_risk, ranked_singles
 from killpoint.harness.checkers import check_all
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History, WorkerRecord
 from killpoint.harness.killswitch import Hit
-from killpoint.harness.runner import REFERENCE, EngineSpec, Run
+from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.runner import Run
+from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.world import World
-from killpoint.scenarios.base import Scenario
 
 CAP = 100_000
 TIMING_RUNS = 5  # clean runs per table whose median wall times weigh the random draws

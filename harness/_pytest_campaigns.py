@@ -16,22 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, make_url, text
 
-from killpoint import scenarios
 from killpoint.harness.campaign import Campaign, CampaignConfig
-from killpoint.harness.engine.store import Store
-from killpoint.harness.engines.registry import NoHistory, load_engine
+from killpoint.harness.catalogue import installed
+from killpoint.harness.databases import create_schema, drop_schemas, is_postgres, with_schema
+from killpoint.harness.engines.registry import as_spec, load_engine
 from killpoint.harness.killswitch import Hit, KillSwitch
 from killpoint.harness.merge import merge_results
-from killpoint.harness.pytest_plugin import MARKER_ARGS, Settings, is_postgres
+from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.pytest_plugin import MARKER_ARGS, Settings
 from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage
-from killpoint.harness.runner import EngineSpec
+from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, load_schedule
-from killpoint.harness.world import World, ensure_key
+from killpoint.harness.world import World
 from killpoint.reports import write_html, write_junit
-from killpoint.scenarios.base import Scenario
-from killpoint.scenarios.cases import CASES
 
 SHOWN_VIOLATIONS = 10
 
@@ -52,22 +50,13 @@ class Databases:
             return self.base, None
 
         schema = f"kp_{uuid.uuid4().hex[:16]}"
-        Store(self.base, schema=schema).close()
+        create_schema(self.base, schema)
         self.schemas.append(schema)
-        url = make_url(self.base).update_query_dict({"options": f"-csearch_path={schema}"})
-        return url.render_as_string(hide_password=False), schema
+        return with_schema(self.base, schema), schema
 
     def drop(self) -> None:
-        if not self.schemas or self.base is None:
-            return
-
-        engine = create_engine(self.base)
-        try:
-            with engine.begin() as conn:
-                for schema in self.schemas:
-                    conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        finally:
-            engine.dispose()
+        if self.schemas and self.base is not None:
+            drop_schemas(self.base, self.schemas)
 
 
 class KillSwitchFactory:
@@ -149,7 +138,6 @@ class CampaignRunner:
             shard=opts.get("shard"),
         )
 
-        ensure_key()
         result = self._replay(config) if s.replay else _run(Campaign(config))
         self.runs.append(
             (
@@ -174,14 +162,7 @@ class CampaignRunner:
                 f"this test campaigns over {names}"
             )
         config.tier = schedule.tier
-        case = next(
-            (
-                c
-                for c in CASES
-                if c.scenario == scenario.name and c.schedule.run_id == schedule.run_id
-            ),
-            None,
-        )
+        case = scenario.case(schedule.run_id)
         campaign, started = Campaign(config), time.perf_counter()
         try:
             run, _ = campaign.execute(scenario, schedule, "replay", case.expect if case else None)
@@ -197,7 +178,7 @@ class CampaignRunner:
         return CampaignResult(
             engine=config.engine.name,
             tier=schedule.tier,
-            backend=campaign.world.store.url_for_humans,
+            backend=campaign.world.store.label,
             seed=config.seed,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
             duration_s=time.perf_counter() - started,
@@ -251,9 +232,8 @@ class CampaignRunner:
                 f"    replay: pytest '{self.request.node.nodeid}' --killpoint-replay={kept}"
             )
 
-            if run.scenario in scenarios.CATALOGUE and engine_ref is not None:
-                engine = "" if engine_ref == "reference" else f" --engine {engine_ref}"
-                lines.append(f"    replay: killpoint replay {kept}{engine}")
+            if run.scenario in installed().scenarios and run.schedule.engine is not None:
+                lines.append(f"    replay: killpoint replay {kept}")
         return lines
 
 
@@ -275,24 +255,17 @@ def _scenarios(given: Any) -> list[Scenario]:
         if isinstance(item, Scenario):
             chosen.append(item)
         elif isinstance(item, str):
-            chosen.append(scenarios.get(item))
+            chosen.append(installed().scenario(item))
         else:
             raise TypeError(f"a killpoint scenario is a name or a Scenario, not {item!r}")
     return chosen
 
 
 def _engine(ref: Any) -> EngineSpec:
-
-    if isinstance(ref, EngineSpec):
-        return ref
     if isinstance(ref, str) or ref is None:
         return load_engine(ref)
-    if callable(ref):
-        reader = getattr(ref, "reader", None) or (lambda world: NoHistory())
-        name = getattr(ref, "__qualname__", repr(ref))
-        return EngineSpec(
-            name=name, factory=ref, reader=reader, tamper=getattr(ref, "tamper", None)
-        )
+    if isinstance(ref, EngineSpec) or callable(ref):
+        return as_spec(ref)
     raise TypeError(f"a killpoint engine is 'module:factory', an EngineSpec or a factory: {ref!r}")
 
 

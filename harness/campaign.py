@@ -25,6 +25,7 @@ from killpoint.harness.checkers._common import MUTATIONS
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.history import History, HitRecord
 from killpoint.harness.measures import measure
+from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import (
     CampaignResult,
     RunKind,
@@ -33,11 +34,10 @@ from killpoint.harness.results import (
     Verdict,
     combine,
 )
-from killpoint.harness.runner import REFERENCE, EngineSpec, run_schedule
+from killpoint.harness.runner import run_schedule
+from killpoint.harness.scenario import Expect, NamedCase, Scenario
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Interleave, Tier, save_schedule
 from killpoint.harness.world import World
-from killpoint.scenarios.base import Scenario
-from killpoint.scenarios.cases import CASES, Expect, NamedCase
 
 # Which network faults a mutating request may meet; duplicate delivery only where the service
 # dedups (a non-idempotent service duplicates any duplicated request, whatever the engine does).
@@ -55,7 +55,7 @@ DEDUPING = frozenset({("payments", "create_charge"), ("payments", "refund"), ("a
 class CampaignConfig:
     scenarios: Sequence[Scenario]
     workdir: Path
-    engine: EngineSpec = REFERENCE
+    engine: EngineSpec
     tier: Tier = "inprocess"
     store_url: str | None = None
     double: bool = True
@@ -85,6 +85,12 @@ class Campaign:
     def close(self) -> None:
         self.world.close()
 
+    def __enter__(self) -> Campaign:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- one run -------------------------------------------------------------------------
 
     def _mine(self) -> bool:
@@ -101,8 +107,9 @@ class Campaign:
         kind: RunKind,
         expect: Expect | None = None,
     ) -> tuple[RunResult, History]:
-        if schedule.tier != self.config.tier:
-            schedule = schedule.model_copy(update={"tier": self.config.tier})
+        engine = self.config.engine.ref
+        if schedule.tier != self.config.tier or schedule.engine != engine:
+            schedule = schedule.model_copy(update={"tier": self.config.tier, "engine": engine})
         history = run_in_tier(self.world, scenario, schedule, self.config.engine)
         verdicts = check_all(history, scenario.workflow)
         if expect is not None:
@@ -147,7 +154,7 @@ class Campaign:
         return CampaignResult(
             engine=self.config.engine.name,
             tier=self.config.tier,
-            backend=self.world.store.url_for_humans,
+            backend=self.world.store.label,
             seed=self.config.seed,
             shard=f"{shard[0]}/{shard[1]}" if shard else None,
             started_at=started,
@@ -183,7 +190,7 @@ class Campaign:
                 if self._mine():
                     self.execute(scenario, schedule, "network")
         if self.config.named:
-            for case in self.named(name):
+            for case in self.named(scenario):
                 if self._mine():
                     self.execute(scenario, case.schedule, "named", case.expect)
         runs = [r for r in self.runs if r.scenario == name]
@@ -199,11 +206,10 @@ class Campaign:
 
     # -- the plan's parts, in the order a hunt runs them (see harness/hunt.py) ------------
 
-    def named(self, name: str) -> Iterator[NamedCase]:
-        """The seeds' named cases of scenario `name` this campaign's tier can run."""
-        for case in CASES:
-            real_only_skip = self.config.tier == "real" and case.schedule.interleave
-            if case.scenario == name and not real_only_skip:
+    def named(self, scenario: Scenario) -> Iterator[NamedCase]:
+        """The named cases the scenario brings that this campaign's tier can run."""
+        for case in scenario.cases:
+            if not (self.config.tier == "real" and case.schedule.interleave):
                 yield case
 
     def doubles(
@@ -261,7 +267,7 @@ class Campaign:
         seen: dict[tuple[str, str], int] = {}
         n = 0
         for request in recording.requests:
-            target = (str(request["service"]), str(request["operation"]))
+            target = (request.service, request.operation)
             if target not in MUTATIONS:
                 continue
             seen[target] = seen.get(target, 0) + 1
@@ -311,9 +317,7 @@ def crash_risk(recording: History) -> list[Risk]:
     boundaries; then the routine ones, where the durable state is the one a step boundary
     leaves and a recovery simply runs the next step.
     """
-    mutations = sorted(
-        int(r["seq"]) for r in recording.requests if (r["service"], r["operation"]) in MUTATIONS
-    )
+    mutations = sorted(r.seq for r in recording.requests if (r.service, r.operation) in MUTATIONS)
     risks: list[Risk] = []
     seen = -math.inf
     for hit in (h for h in recording.hits if h.worker == 0):
@@ -394,7 +398,16 @@ def run_in_tier(
 
 
 def expectation(history: History, expect: Expect) -> Verdict:
-    """The seed's expected recovery for a named case, as one more verdict."""
+    """The seed's expected recovery for a named case, as one more verdict; unknown when the
+    case's premise could not be staged (its engine cannot tamper with its own store)."""
+    unstaged = [t.kind for t in history.tampered if not t.applied]
+    if unstaged:
+        return Verdict(
+            checker="expected_recovery",
+            valid="unknown",
+            summary=f"the engine under test cannot stage {', '.join(unstaged)}: nothing was "
+            "tampered, so the case's recovery was not exercised",
+        )
     problem = expect(history)
     if problem is None:
         return Verdict(checker="expected_recovery", valid=True)

@@ -15,7 +15,7 @@ import pkgutil
 import secrets
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -24,10 +24,12 @@ from sqlalchemy import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from typer.core import TyperGroup
 
+from killpoint.harness.catalogue import installed
+from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.engine._backends import resolve_url
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
-from killpoint.harness.engine.operator_view import Capabilities, OperatorView, build_view
+from killpoint.harness.engine.operator_view import OperatorView, build_view
 from killpoint.harness.engine.store import Store
 
 USER_ERROR = 2
@@ -213,20 +215,9 @@ def compact(
     )
 
 
-def known_services() -> dict[str, Capabilities]:
-    """Recovery flags of the services killpoint ships adapters for (class attributes only)."""
-    try:
-        from killpoint.scenarios import adapters
-    except ImportError:  # pragma: no cover - a deployment without the scenarios package
-        return {}
-    classes = (
-        adapters.PaymentsAdapter,
-        adapters.CmsAdapter,
-        adapters.MailerAdapter,
-        adapters.PublisherAdapter,
-        adapters.ArtifactsAdapter,
-    )
-    return {cls.service: cls for cls in classes}
+def known_services() -> Mapping[str, Capabilities]:
+    """Recovery flags of the services the installed catalogues ship adapters for."""
+    return installed().services
 
 
 def _when(t: float | None, now: float) -> str:

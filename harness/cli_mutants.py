@@ -83,17 +83,18 @@ def mutants(
     ] = "1",
 ) -> None:
     """Run the campaign against each mutant engine until the oracle catches it."""
-    from killpoint import scenarios
+    from killpoint.harness.catalogue import installed
     from killpoint.harness.hunt import HuntOutcome, hunt_outcome
     from killpoint.harness.jobs import hunts_in_processes, resolve_jobs
-    from killpoint.scenarios.mutants import DESCRIPTIONS, MUTANTS
 
     processes = resolve_jobs(jobs)
     checkpoint_key()
+    catalogue = installed()
+    MUTANTS = catalogue.mutants
     chosen = (
-        [scenarios.get(name) for name in scenario]
+        [catalogue.scenario(name) for name in scenario]
         if scenario
-        else list(scenarios.CATALOGUE.values())
+        else list(catalogue.scenarios.values())
     )
     unknown = [name for name in mutant or () if name not in MUTANTS]
     if unknown:
@@ -106,7 +107,7 @@ def mutants(
         targets = [(engine, load_engine(engine), "the engine under test")]
     else:
         names = list(mutant) if mutant else list(MUTANTS)
-        targets = [(name, MUTANTS[name], DESCRIPTIONS[name]) for name in names]
+        targets = [(name, MUTANTS[name], MUTANTS[name].description) for name in names]
     root = _fresh(workdir)
 
     def hunt(name: str, spec: Any, why: str) -> Callable[[], HuntOutcome]:

@@ -221,8 +221,8 @@ def run(
     ] = "1",
 ) -> None:
     """Crash every boundary of every scenario, recover, and judge each run."""
-    from killpoint import scenarios
     from killpoint.harness.campaign import CampaignConfig
+    from killpoint.harness.catalogue import installed
     from killpoint.harness.engines.registry import load_engine
     from killpoint.harness.jobs import resolve_jobs, run_campaign
 
@@ -230,10 +230,11 @@ def run(
     if processes > 1 and shard is not None:
         raise KillpointError("--shard runs one slice in one process; leave out --jobs")
     checkpoint_key()
+    catalogue = installed()
     chosen = (
-        [scenarios.get(name) for name in scenario]
+        [catalogue.scenario(name) for name in scenario]
         if scenario
-        else list(scenarios.CATALOGUE.values())
+        else list(catalogue.scenarios.values())
     )
     on_run, stop = _progress(progress and not as_json)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -248,6 +249,7 @@ def run(
         store_url=db,
         double=double,
         double_limit=double_limit,
+        interleave=interleave,
         network=network,
         named=named,
         seed=seed,
@@ -279,16 +281,19 @@ def _hunt_mutants(
     chosen: list[Any], workdir: Path, seed: int, processes: int, **phases: Any
 ) -> list[Any]:
     """Each mutant hunted with the campaign's own plan, until the oracle catches it."""
+    from killpoint.harness.catalogue import installed
     from killpoint.harness.hunt import hunt_outcome
     from killpoint.harness.jobs import hunts_in_processes
-    from killpoint.scenarios.mutants import DESCRIPTIONS, MUTANTS
+
+    mutants = installed().mutants
 
     def hunt(name: str) -> Callable[[], Any]:
-        folder = workdir / "mutants" / name
-        spec, why = MUTANTS[name], DESCRIPTIONS[name]
-        return lambda: hunt_outcome(spec, chosen, folder, seed, description=why, **phases).result
+        folder, spec = workdir / "mutants" / name, mutants[name]
+        return lambda: hunt_outcome(
+            spec, chosen, folder, seed, description=spec.description, **phases
+        ).result
 
-    return hunts_in_processes([hunt(name) for name in MUTANTS], processes)
+    return hunts_in_processes([hunt(name) for name in mutants], processes)
 
 
 @app.command()
@@ -304,15 +309,21 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print verdicts as JSON.")] = False,
 ) -> None:
     """Re-run one fault schedule exactly, in the tier it names, and judge it again."""
-    from killpoint import scenarios
     from killpoint.harness.campaign import expectation, open_world, run_in_tier
+    from killpoint.harness.catalogue import installed
     from killpoint.harness.checkers import check_all
     from killpoint.harness.engines.registry import load_engine
-    from killpoint.scenarios.cases import CASES
 
     schedule = load_schedule(schedule_file)
-    scenario = scenarios.get(schedule.scenario)
-    spec = load_engine(engine)
+    scenario = installed().scenario(schedule.scenario)
+    ref = engine or schedule.engine
+    if ref is None:
+        raise KillpointError(
+            f"{schedule_file} does not name its engine (it was handed to the harness as an "
+            "object); pass --engine MODULE:FACTORY, or replay it through its pytest test"
+        )
+    spec = load_engine(ref)
+    schedule = schedule.model_copy(update={"engine": spec.ref})
     checkpoint_key()
     (workdir / "replays").mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix=f"{schedule.run_id}-", dir=workdir / "replays"))
@@ -322,7 +333,7 @@ def replay(
     finally:
         world.close()
     verdicts = check_all(result, scenario.workflow)
-    case = next((c for c in CASES if c.schedule.run_id == schedule.run_id), None)
+    case = scenario.case(schedule.run_id)
     if case is not None:
         verdicts.append(expectation(result, case.expect))
     died = {w.worker for w in result.deaths}

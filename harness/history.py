@@ -1,8 +1,10 @@
-"""The history of one run: everything observed, in one serializable record.
+"""The history of one run: everything observed, in one typed, serializable record.
 
 Boundary hits (with the worker, the clock and the services' journal position at that moment),
 each worker's end, the engine's durable records read through its `HistoryReader`, and each
-service's ground truth. Checkers judge only this; a replay is correct when it reproduces it.
+service's ground truth: every request it saw (`RequestRecord`) and every effect it applied
+(`AppliedEffect`), as its journal holds them. Checkers judge only this; a replay is correct
+when it reproduces it.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from killpoint.harness.contract.records import BudgetLimits
-from killpoint.harness.protocol import CheckpointView
+from killpoint.fake_services.journal import AppliedEffect, RequestRecord
+from killpoint.harness.contract.records import ApprovalRecord, BudgetLimits, EffectRecord
+from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.schedule import FaultSchedule
 
 
@@ -51,11 +54,15 @@ class WorkerRecord(_Model):
 
 
 class TamperRecord(_Model):
+    """A tampering the schedule asked for after a worker; `applied` is False when the engine
+    under test could not stage it (no tamper hook, or not that kind), so nothing was altered."""
+
     after_worker: int
     kind: str
-    sequence: int
+    sequence: int | None
     time: float
     journal_seq: int
+    applied: bool = True
 
 
 class GrantRecord(_Model):
@@ -68,6 +75,8 @@ class GrantRecord(_Model):
 
 
 class ExpectedEffectRecord(_Model):
+    """An effect the scenario expects, with its business key as the journal spells it."""
+
     service: str
     business_key: str
     operation: str | None = None
@@ -86,12 +95,13 @@ class History(_Model):
     workers: list[WorkerRecord]
     tampered: list[TamperRecord] = []
     grants: list[GrantRecord] = []
-    checkpoints: list[CheckpointView]
+    checkpoints: list[CheckpointRecord]
+    readable: bool = True  # the engine exposes its records (a history reader)
     compacted_below: int = 0
-    effects: list[dict[str, Any]]
-    approvals: list[dict[str, Any]]
-    requests: list[dict[str, Any]]
-    applied: list[dict[str, Any]]
+    effects: list[EffectRecord]
+    approvals: list[ApprovalRecord]
+    requests: list[RequestRecord]
+    applied: list[AppliedEffect]
     expected_status: str = "completed"
     final_status: str
     final_state: str
@@ -100,6 +110,11 @@ class History(_Model):
     @property
     def deaths(self) -> list[WorkerRecord]:
         return [w for w in self.workers if w.end in ("killed", "sigkill")]
+
+    @property
+    def staged(self) -> list[TamperRecord]:
+        """The tamperings that really altered something."""
+        return [t for t in self.tampered if t.applied]
 
     def identity(self) -> dict[str, Any]:
         """What must be equal between a run and its replay (wall-clock times excluded)."""

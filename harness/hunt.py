@@ -17,11 +17,10 @@ from pathlib import Path
 
 from killpoint.harness.campaign import Campaign, CampaignConfig, ranked_singles, recovery_points
 from killpoint.harness.history import History
+from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import MutantResult, RunKind, RunResult
-from killpoint.harness.runner import EngineSpec
+from killpoint.harness.scenario import Expect, Scenario
 from killpoint.harness.schedule import FaultSchedule, HitPoint
-from killpoint.scenarios.base import Scenario
-from killpoint.scenarios.cases import Expect
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class _Plan:
             yield Planned(s, "clean", FaultSchedule(scenario=s.name, run_id="clean"))
         if config.named:
             for s in self.scenarios:
-                for case in self.campaign.named(s.name):
+                for case in self.campaign.named(s):
                     yield Planned(s, "named", case.schedule, case.expect)
         ranked = [
             (risk, i, k, s, schedule)

@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.databases import pins_schema
 from killpoint.harness.merge import merge_results
 from killpoint.harness.results import CampaignResult, RunResult
-from killpoint.harness.world import pins_schema
 
 T = TypeVar("T")
 Progress = Callable[[RunResult], None]

@@ -25,7 +25,7 @@ def measure(history: History, verdicts: list[Verdict]) -> RunMeasures:
         if later:
             recovery_clock = later[-1].ended_at - first_death.ended_at
             recovery_wall = sum(w.wall_s for w in later)
-    groups = Counter((a["service"], a["operation"], a["business_key"]) for a in history.applied)
+    groups = Counter((a.service, a.operation, a.business_key) for a in history.applied)
     budget_ok = all(v.valid is not False for v in verdicts if v.checker == "budget_preserved")
     return RunMeasures(
         deaths=len(deaths),

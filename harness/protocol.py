@@ -3,17 +3,23 @@
 The harness builds one engine object per worker from a `WorkerEnv` and drives it through three
 calls (`start`, `resume`, `grant`). It judges the run from outside: boundary hits the engine
 reports through `env.hook` (and the harness observes at the HTTP transport), the services' own
-journals, and the engine's store read through a `HistoryReader` — never engine internals.
-An engine that cannot report some boundary or some part of its history still gets judged on
-the rest; the checkers answer `unknown` where they lack evidence.
+journals, and the engine's durable records read through a `HistoryReader` — never the engine's
+insides. A `StoreHandle` says where an engine keeps its state in one world (a database URL of
+its own and a work folder); the engine's adapter, not the harness, knows what lives there.
+
+An `EngineSpec` bundles what the harness needs of one engine: the worker factory, and
+optionally a history reader, a tamper hook (to stage the seeds' tampered, wrong-tenant and
+old-schema checkpoints) and a hook that prepares a world before workers are forked. An engine
+that offers no reader or tamper hook is still judged on the rest; the checkers answer
+`unknown` where they lack evidence, and a case whose tampering cannot be staged is unknown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -23,7 +29,50 @@ from killpoint.harness.contract.clock import Clock
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome, Versions
 
 if TYPE_CHECKING:
-    from killpoint.scenarios.base import Scenario
+    from killpoint.harness.scenario import Scenario
+
+T = TypeVar("T")
+
+
+class Shared:
+    """Objects an engine's adapter keeps open for every worker of one world (a connection pool,
+    a compiled schema), so a worker of the in-process tier does not reopen them; closed with
+    the world. A forked worker inherits them and calls `after_fork` on each that has one."""
+
+    def __init__(self) -> None:
+        self._objects: dict[str, Any] = {}
+
+    def get(self, key: str, make: Callable[[], T]) -> T:
+        if key not in self._objects:
+            self._objects[key] = make()
+        value: T = self._objects[key]
+        return value
+
+    def after_fork(self) -> None:
+        for value in self._objects.values():
+            if hasattr(value, "after_fork"):
+                value.after_fork()
+
+    def close(self) -> None:
+        objects, self._objects = self._objects, {}
+        for value in reversed(objects.values()):
+            if hasattr(value, "close"):
+                value.close()
+
+
+@dataclass(frozen=True)
+class StoreHandle:
+    """Where an engine keeps its durable state in one world: a database URL that belongs to this
+    world alone (a SQLite file, or a PostgreSQL URL whose search_path is a schema of its own)
+    and a work folder. `scratch`: the store must survive the process deaths the harness
+    injects, not a power loss, so an engine may skip fsyncs."""
+
+    url: str
+    workdir: Path
+    tenant: str
+    label: str  # the URL as a human may see it: no password
+    scratch: bool = True
+    shared: Shared = field(default_factory=Shared, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -31,15 +80,28 @@ class WorkerEnv:
     """What one worker is built from. A new one is made for every worker the harness starts."""
 
     owner: str
-    store_url: str
-    http: httpx.Client
-    hook: BoundaryHook
+    store: StoreHandle
+    http: httpx.Client  # to the services: the harness watches (and faults) it at the transport
+    hook: BoundaryHook  # call it wherever the worker could die
     clock: Clock
-    versions: Versions
-    tenant: str
-    workdir: Path
+    versions: Versions  # what this worker runs (a deploy between workers changes them)
     lease_ttl: float
-    shared: Mapping[str, Any]  # objects an in-process tier may share (an open store)
+
+    @property
+    def store_url(self) -> str:
+        return self.store.url
+
+    @property
+    def workdir(self) -> Path:
+        return self.store.workdir
+
+    @property
+    def tenant(self) -> str:
+        return self.store.tenant
+
+    @property
+    def shared(self) -> Shared:
+        return self.store.shared
 
 
 class EngineUnderTest(Protocol):
@@ -51,15 +113,21 @@ class EngineUnderTest(Protocol):
         """Run until the workflow is terminal or waits for a human."""
         ...
 
-    def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None: ...
+    def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
+        """A human approves the pending request at `gate`, valid for `ttl_s` on `env.clock`."""
+        ...
 
 
 class EngineFactory(Protocol):
     def __call__(self, env: WorkerEnv, scenario: Scenario) -> EngineUnderTest: ...
 
 
-class CheckpointView(BaseModel):
-    """A committed checkpoint as the oracle sees it; engine-neutral, nothing trusted."""
+class CheckpointRecord(BaseModel):
+    """A committed checkpoint as the oracle sees it: engine-neutral, nothing trusted.
+
+    `trusted` is False for a row that failed its engine's integrity check (only the row's own
+    fields are then known); `fencing_token` is the lease token the row was written under, where
+    the engine has one; `size` the bytes stored for it, for the storage metrics."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -75,17 +143,61 @@ class CheckpointView(BaseModel):
     outputs: dict[str, JsonValue] = {}
     fencing_token: int | None = None
     created_at: float
-    size: int | None = None  # bytes stored, for storage-growth metrics
+    size: int | None = None
     trusted: bool = True
 
 
 class HistoryReader(Protocol):
     """Read access to an engine's own durable records, for the oracle."""
 
-    def checkpoints(self, workflow_id: str) -> list[CheckpointView]: ...
+    def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]: ...
 
     def effects(self, workflow_id: str) -> list[EffectRecord]: ...
 
     def approvals(self, workflow_id: str) -> list[ApprovalRecord]: ...
 
     def compacted_below(self, workflow_id: str) -> int: ...
+
+
+class NoHistory:
+    """The history reader of an engine that exposes none: the oracle sees only the outside."""
+
+    def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
+        return []
+
+    def effects(self, workflow_id: str) -> list[EffectRecord]:
+        return []
+
+    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
+        return []
+
+    def compacted_below(self, workflow_id: str) -> int:
+        return 0
+
+
+ReaderFactory = Callable[[StoreHandle], HistoryReader]
+# Alter the latest durable state of a workflow the way the named kind says; the sequence of the
+# checkpoint it altered, or None if this engine cannot stage that kind.
+TamperHook = Callable[[StoreHandle, str, str], int | None]
+PrepareHook = Callable[[StoreHandle], None]
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine under test: how to build a worker, and what else the harness may ask of it.
+
+    `ref` is how `--engine` names it ("reference", "mutant:NAME", "module:factory"), recorded in
+    every fault schedule so `killpoint replay FILE` alone rebuilds the same engine; None for an
+    engine handed over as an object, which only its own test can rebuild. `prepare` runs in
+    the parent before workers are forked (the real tier): open and warm what they inherit."""
+
+    name: str
+    factory: EngineFactory
+    reader: ReaderFactory | None = None
+    tamper: TamperHook | None = None
+    prepare: PrepareHook | None = None
+    ref: str | None = None
+    description: str = ""  # for a mutant: the mistake it makes
+
+    def history_reader(self, store: StoreHandle) -> HistoryReader:
+        return NoHistory() if self.reader is None else self.reader(store)

@@ -325,11 +325,11 @@ def killpoint_store_url(_killpoint_databases: Databases) -> str:
 
 
 @pytest.fixture
-def killpoint_store(_killpoint_databases: Databases) -> Iterator[Store]:
-    """A `harness.Store` on this test's own database (see `--killpoint-db`)."""
+def killpoint_store(killpoint_store_url: str) -> Iterator[Store]:
+    """The reference engine's `Store` on this test's own database (see `--killpoint-db`)."""
     from killpoint.harness.engine.store import Store
 
-    store = Store(_killpoint_databases.allocate("store")[0])
+    store = Store(killpoint_store_url)
     yield store
     store.close()
 
@@ -347,20 +347,22 @@ def killpoint_services() -> Iterator[InProcessServices]:
 
 @pytest.fixture
 def killpoint_world(
-    killpoint_store: Store, killpoint_services: InProcessServices, tmp_path: Path
-) -> World:
-    """A `World` (store, services, one shared clock) for `harness.runner.run_schedule`."""
-    from killpoint.harness.world import SharedTime, World, ensure_key
+    killpoint_store_url: str, killpoint_services: InProcessServices, tmp_path: Path
+) -> Iterator[World]:
+    """A `World` (this test's store, the services, one shared clock) for
+    `killpoint.harness.runner.run_schedule`."""
+    from killpoint.harness.databases import label
+    from killpoint.harness.protocol import StoreHandle
+    from killpoint.harness.world import TENANT, SharedTime, World
 
     workdir = tmp_path / "killpoint" / "world"
     workdir.mkdir(parents=True, exist_ok=True)
-    return World(
-        workdir=workdir,
-        store=killpoint_store,
-        services=killpoint_services,
-        clock=SharedTime(killpoint_services.clock),
-        secret=ensure_key(),
+    handle = StoreHandle(killpoint_store_url, workdir, TENANT, label(killpoint_store_url))
+    world = World(
+        store=handle, services=killpoint_services, clock=SharedTime(killpoint_services.clock)
     )
+    yield world
+    handle.shared.close()  # the services close with their own fixture
 
 
 @pytest.fixture

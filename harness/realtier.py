@@ -26,10 +26,11 @@ from killpoint.fake_services import FaultInjectingTransport, FaultPlan, Journal,
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.history import GrantRecord, History, HitRecord, WorkerRecord
 from killpoint.harness.killswitch import Death, Hit, Killed
-from killpoint.harness.runner import REFERENCE, EngineSpec, Run
+from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.runner import Run
+from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
-from killpoint.harness.world import EPOCH, World, campaign_store, ensure_key
-from killpoint.scenarios.base import Scenario
+from killpoint.harness.world import EPOCH, World, store_for
 
 
 class SharedMemoryClock:
@@ -84,11 +85,9 @@ def open_real_world(workdir: str | Path, store_url: str | None = None) -> World:
     root.mkdir(parents=True, exist_ok=True)
     clock = SharedMemoryClock()
     return World(
-        workdir=root,
-        store=campaign_store(store_url, root),
+        store=store_for(root, store_url),
         services=RealServices(root / "journal.sqlite", clock),
         clock=clock,
-        secret=ensure_key(),
     )
 
 
@@ -202,7 +201,8 @@ class RealRun(Run):
         """A worker process, set up (store, journal, engine, client) and waiting for its go."""
         folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=self.world.workdir))
         paths = (folder / "hits.jsonl", folder / "result.json", folder / "grants.jsonl")
-        self.world.store.warm()  # once per store: the children inherit compiled statements
+        if self.engine.prepare is not None:  # open (and warm) what the children inherit
+            self.engine.prepare(self.world.store)
         go_read, go_write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the worker
@@ -221,8 +221,8 @@ class RealRun(Run):
             self._hits_fd = os.open(hits_path, flags, 0o600)
             self._grants_fd = os.open(grants_path, flags, 0o600)
             self._journal = Journal.open(self.world.services.journal.path)
-            # the parent's engine, compiled statements and all, without its open connections
-            self.world.store.after_fork()
+            # what the engine's adapter opened in the parent, without its open connections
+            self.world.store.shared.after_fork()
             result: dict[str, Any]
             try:
                 engine, http, _, _ = self.build(worker)
@@ -264,7 +264,7 @@ class _Standby:
 
 
 def run_schedule_real(
-    world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec = REFERENCE
+    world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
     """Run one schedule with forked, SIGKILLed workers against real HTTP services."""
     if schedule.interleave is not None:

@@ -11,14 +11,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import httpx
 
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import RunStatus, Versions, is_terminal
-from killpoint.harness.engine.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
-from killpoint.harness.engines.reference import StoreReader, reference_factory
+from killpoint.harness.ground_truth import resolve_key
 from killpoint.harness.history import (
     ExpectedEffectRecord,
     GrantRecord,
@@ -28,37 +26,13 @@ from killpoint.harness.history import (
     WorkerRecord,
 )
 from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
-from killpoint.harness.protocol import EngineFactory, EngineUnderTest, HistoryReader, WorkerEnv
+from killpoint.harness.protocol import EngineSpec, EngineUnderTest, WorkerEnv
+from killpoint.harness.scenario import GatePolicy, Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.transport import BoundaryTransport
 from killpoint.harness.world import World
-from killpoint.scenarios.base import GatePolicy, Scenario
 
 MAX_ANSWERS = 3
-
-
-@dataclass(frozen=True)
-class EngineSpec:
-    """An engine under test: how to build a worker, read its history, tamper with its store."""
-
-    name: str
-    factory: EngineFactory
-    reader: Callable[[World], HistoryReader]
-    tamper: Callable[[World, str, str], int] | None = None
-
-
-def _reference_reader(world: World) -> HistoryReader:
-    return StoreReader(world.store, world.tenant, world.secret)
-
-
-def _reference_tamper(world: World, workflow_id: str, kind: str) -> int:
-    if kind in ARTIFACT_KINDS:
-        tamper_artifact(world.store, world.workdir / "artifacts", workflow_id, kind)
-        return world.store.workflow(workflow_id).sequence
-    return tamper_latest(world.store, workflow_id, kind, world.secret)
-
-
-REFERENCE = EngineSpec("reference", reference_factory, _reference_reader, _reference_tamper)
 
 
 def workflow_id_for(scenario: Scenario, schedule: FaultSchedule) -> str:
@@ -139,15 +113,12 @@ class Run:
         )
         env = WorkerEnv(
             owner=f"worker-{worker}",
-            store_url=world.store.url,
+            store=world.store,
             http=http,
             hook=hook,  # type: ignore[arg-type]
             clock=world.clock,
             versions=versions,
-            tenant=world.tenant,
-            workdir=world.workdir,
             lease_ttl=world.lease_ttl,
-            shared={"store": world.store},
         )
         return self.engine.factory(env, self.scenario), http, versions.plan, versions.prompt
 
@@ -227,17 +198,22 @@ class Run:
     def between(self, worker: int) -> None:
         self.world.clock.advance(self.schedule.downtime_s)
         for tamper in self.schedule.tamper:
-            if tamper.after_worker == worker and self.engine.tamper is not None:
-                sequence = self.engine.tamper(self.world, self.workflow_id, tamper.kind)
-                self.tampered.append(
-                    TamperRecord(
-                        after_worker=worker,
-                        kind=tamper.kind,
-                        sequence=sequence,
-                        time=self.world.clock.now(),
-                        journal_seq=self.world.services.journal.last_seq(),
-                    )
+            if tamper.after_worker != worker:
+                continue
+            hook = self.engine.tamper
+            sequence = (
+                None if hook is None else hook(self.world.store, self.workflow_id, tamper.kind)
+            )
+            self.tampered.append(
+                TamperRecord(
+                    after_worker=worker,
+                    kind=tamper.kind,
+                    sequence=sequence,
+                    time=self.world.clock.now(),
+                    journal_seq=self.world.services.journal.last_seq(),
+                    applied=sequence is not None,
                 )
+            )
 
     def more_scheduled(self, worker: int) -> bool:
         s = self.schedule
@@ -269,7 +245,7 @@ class Run:
         return self.history()
 
     def history(self) -> History:
-        reader = self.engine.reader(self.world)
+        reader = self.engine.history_reader(self.world.store)
         journal = self.world.services.journal
         checkpoints = reader.checkpoints(self.workflow_id)
         status = self.last_status or (checkpoints[-1].status if checkpoints else "absent")
@@ -281,7 +257,7 @@ class Run:
             expected=[
                 ExpectedEffectRecord(
                     service=e.service,
-                    business_key=e.key_in(journal) or e.business_key,
+                    business_key=resolve_key(e, journal) or e.business_key,
                     operation=e.operation,
                     irreversible=e.irreversible,
                     verifiable=e.verifiable,
@@ -294,11 +270,12 @@ class Run:
             tampered=self.tampered,
             grants=self.grants,
             checkpoints=checkpoints,
+            readable=self.engine.reader is not None,
             compacted_below=reader.compacted_below(self.workflow_id),
-            effects=[e.model_dump(mode="json") for e in reader.effects(self.workflow_id)],
-            approvals=[a.model_dump(mode="json") for a in reader.approvals(self.workflow_id)],
-            requests=[r.to_json() for r in journal.requests()],
-            applied=[a.to_json() for a in journal.applied_effects()],
+            effects=reader.effects(self.workflow_id),
+            approvals=reader.approvals(self.workflow_id),
+            requests=journal.requests(),
+            applied=journal.applied_effects(),
             expected_status=self.scenario.expected_status.value,
             final_status=status,
             final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
@@ -373,7 +350,7 @@ class _Baton:
 
 
 def run_schedule(
-    world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec = REFERENCE
+    world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
     world.services.reset()
     world.services.set_plan(schedule.network)

@@ -1,8 +1,9 @@
 """Fault schedules: the whole plan of one run, as JSON, so any run can be replayed exactly.
 
-A schedule says which worker dies at which boundary hit, which requests the network loses, when
-the clock jumps, whether a checkpoint is tampered or a new version deployed between workers,
-whether the start message is redelivered, and how concurrent workers interleave. Replaying a
+A schedule names the engine under test and says which worker dies at which boundary hit, which
+requests the network loses, when the clock jumps, whether a checkpoint is tampered or a new
+version deployed between workers, whether the start message is redelivered, and how concurrent
+workers interleave. Replaying a
 schedule re-runs the same decisions in the same order; nothing in a run is random.
 """
 
@@ -86,7 +87,7 @@ class FaultSchedule(_Frozen):
     scenario: str
     run_id: str
     tier: Tier = "inprocess"
-    variant: str = ""
+    engine: str | None = None  # the engine under test as `--engine` names it; None: the caller's
     crashes: tuple[HitPoint, ...] = ()
     network: FaultPlan = Field(default_factory=FaultPlan)
     clock_jumps: tuple[ClockJump, ...] = ()

@@ -1,34 +1,33 @@
-"""The in-process world a campaign runs in: one store, one set of services, one clock.
+"""The world a campaign runs in: a store of its own, one set of services, one clock.
 
 Shared by every run of a campaign for speed (creating a database per run would cost more than
 the run). Runs stay independent because each uses its own workflow id and business keys, and the
-services' journal and fault counters are reset before each run. A worker's death drops the
-worker's objects; the store connection pool is shared because no boundary is ever inside a
-transaction, so a dead worker cannot leave one open.
+services' journal and fault counters are reset before each run. The world hands the engine
+under test a `StoreHandle` — a database URL of this world alone and a work folder — and never
+opens the store itself: what lives there is the engine's. A worker's death drops the worker's
+objects; what an engine's adapter keeps open for all workers (`StoreHandle.shared`) closes
+with the world.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Protocol
 
 import httpx
-from sqlalchemy import make_url
 
 from killpoint.fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
 from killpoint.harness.contract.records import Versions
-from killpoint.harness.engine._backends import resolve_url
-from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef
-from killpoint.harness.engine.store import Store
+from killpoint.harness.databases import label, world_database
+from killpoint.harness.protocol import StoreHandle
 
 EPOCH = 1_800_000_000.0
 BASE_VERSIONS = Versions(
     plan="plan@1", prompt="prompt@1", model_contract="contract@1", tool_schema="tools@1"
 )
+TENANT = "tenant-a"
 
 
 class Services(Protocol):
@@ -73,43 +72,17 @@ class SharedTime:
         self.service_clock.advance(seconds)
 
 
-def campaign_store(url: str | None, root: Path) -> Store:
-    """The store a campaign (or a replay) owns alone.
-
-    Runs name workflows after their scenario and schedule (`order_saga:clean`), so two
-    campaigns must never share tables: SQLite gets a file in the campaign's folder, PostgreSQL
-    a schema of its own (`kp_…`, kept afterwards for `killpoint inspect`) unless the URL
-    already pins one with a search_path. It is a scratch store: it must survive the deaths a
-    campaign injects, not a power loss.
-    """
-    if url is None:
-        return Store(f"sqlite:///{root / 'store.sqlite'}", scratch=True)
-    resolved = resolve_url(url)
-    if make_url(resolved).get_backend_name() == "postgresql" and not pins_schema(resolved):
-        return Store(resolved, schema=f"kp_{uuid.uuid4().hex[:12]}", scratch=True)
-    return Store(resolved, scratch=True)
-
-
-def pins_schema(url: str) -> bool:
-    """Whether a database URL names the schema itself (`options=-csearch_path=…`)."""
-    return "search_path" in str(make_url(url).query.get("options", ""))
-
-
-def ensure_key(env: str = DEFAULT_KEY_ENV) -> SecretRef:
-    """The checkpoint key's reference; a random key for this process when none is set."""
-    if not os.environ.get(env):
-        os.environ[env] = secrets.token_hex(32)
-    return SecretRef(env)
+def store_for(root: Path, url: str | None = None, tenant: str = TENANT) -> StoreHandle:
+    """A store of this world alone under `root` (see `killpoint.harness.databases`)."""
+    database = world_database(url, root)
+    return StoreHandle(url=database, workdir=root, tenant=tenant, label=label(database))
 
 
 @dataclass
 class World:
-    workdir: Path
-    store: Store
+    store: StoreHandle
     services: Services
     clock: WorldClock
-    secret: SecretRef
-    tenant: str = "tenant-a"
     lease_ttl: float = 30.0
     versions: Versions = BASE_VERSIONS
     runs: int = field(default=0)
@@ -120,13 +93,29 @@ class World:
         root.mkdir(parents=True, exist_ok=True)
         service_clock = ServiceClock(start=EPOCH)
         return cls(
-            workdir=root,
-            store=campaign_store(store_url, root),
+            store=store_for(root, store_url),
             services=InProcessServices(clock=service_clock),
             clock=SharedTime(service_clock),
-            secret=ensure_key(),
         )
 
+    @property
+    def workdir(self) -> Path:
+        return self.store.workdir
+
+    @property
+    def tenant(self) -> str:
+        return self.store.tenant
+
     def close(self) -> None:
-        self.services.close()
-        self.store.close()
+        try:
+            self.store.shared.close()
+        finally:
+            self.services.close()
+
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -15,9 +15,9 @@ message) sit in the first column. Evidence refs from the verdicts are highlighte
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from killpoint.fake_services.faults import FaultMode
+from killpoint.fake_services.journal import RequestRecord
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
 
@@ -75,12 +75,12 @@ def _columns(history: History) -> tuple[dict[int, int], dict[int, int], int]:
     """Column of each hit (by index) and each request (by journal seq); the column count."""
     hit_col: dict[int, int] = {}
     req_col: dict[int, int] = {}
-    pending = sorted(history.requests, key=lambda r: int(r["seq"]))
+    pending = sorted(history.requests, key=lambda r: r.seq)
     col = 1  # column 0 is the start message
     seen: set[int] = set()
     for i, hit in enumerate(history.hits):
-        while pending and int(pending[0]["seq"]) <= hit.journal_seq:
-            req_col[int(pending.pop(0)["seq"])] = col
+        while pending and pending[0].seq <= hit.journal_seq:
+            req_col[pending.pop(0).seq] = col
             col += 1
         if hit.worker not in seen and seen:
             col += 2  # room to shade the downtime before a new worker
@@ -88,7 +88,7 @@ def _columns(history: History) -> tuple[dict[int, int], dict[int, int], int]:
         hit_col[i] = col
         col += 1
     for request in pending:
-        req_col[int(request["seq"])] = col
+        req_col[request.seq] = col
         col += 1
     return hit_col, req_col, col
 
@@ -100,9 +100,9 @@ def _applied_requests(history: History) -> dict[int, int]:
     keys = ("service", "operation", "fingerprint", "time")
     for effect in history.applied:
         for request in history.requests:
-            seq = int(request["seq"])
-            if seq not in used and all(request.get(k) == effect.get(k) for k in keys):
-                matched[int(effect["seq"])] = seq
+            seq = request.seq
+            if seq not in used and all(getattr(request, k) == getattr(effect, k) for k in keys):
+                matched[effect.seq] = seq
                 used.add(seq)
                 break
     return matched
@@ -116,9 +116,9 @@ def _cls(*names: str | None) -> tuple[str, ...]:
     return tuple(n for n in names if n)
 
 
-def _request_title(r: dict[str, Any]) -> str:
-    key = r.get("business_key") or "-"
-    return f"journal #{r['seq']}: {r['service']}.{r['operation']} [{key}] → {r['outcome']}"
+def _request_title(r: RequestRecord) -> str:
+    key = r.business_key or "-"
+    return f"journal #{r.seq}: {r.service}.{r.operation} [{key}] → {r.outcome}"
 
 
 def _fit_step_labels(lane: Lane) -> None:
@@ -209,11 +209,11 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
     marked_requests = _refs(refs, "request") | {
         effect_of[e] for e in _refs(refs, "effect") if e in effect_of
     }
-    for request in sorted(history.requests, key=lambda r: int(r["seq"])):
-        seq = int(request["seq"])
-        name = str(request["service"])
+    for request in sorted(history.requests, key=lambda r: r.seq):
+        seq = request.seq
+        name = request.service
         lane = lanes.setdefault(name, Lane(name=name, kind="service", title=f"{name} journal"))
-        faulted = request.get("outcome") in FAULT_OUTCOMES
+        faulted = request.outcome in FAULT_OUTCOMES
         marked = seq in marked_requests
         evidence += marked
         lane.marks.append(Mark(
@@ -223,8 +223,8 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
         ))
         if faulted:
             bands.append(Band(x(req_col[seq]) - step / 2, step, "net",
-                              f"network fault: {request['outcome']} on journal #{seq}",
-                              label=str(request["outcome"]).replace("_", " ")))
+                              f"network fault: {request.outcome} on journal #{seq}",
+                              label=request.outcome.replace("_", " ")))
 
     first_col: dict[int, int] = {}
     for i, hit in enumerate(history.hits):

@@ -1,13 +1,18 @@
-"""The scenario catalogue: every workflow the campaigns crash, by name.
+"""The scenario catalogue: every workflow the campaigns crash, by name, with its named cases.
 
 A campaign asks for scenarios by name (`get("order_saga")`) or walks `CATALOGUE`. Each entry is a
 `Scenario`: the workflow, a per-run input maker (runs share one store and one set of services, so
-business keys carry the run id), the adapters, and the effects the services should show.
+business keys carry the run id), the adapters, the effects the services should show, and the
+rows of the seeds' fault tables that run on it (`scenarios.cases`). `catalogue()` is what this
+package registers under the `killpoint.catalogues` entry point, mutant engines included.
 """
 
 from __future__ import annotations
 
-from killpoint.harness.contract.errors import KillpointError
+from dataclasses import replace
+
+from killpoint.harness.catalogue import Catalogue
+from killpoint.harness.scenario import ExpectedEffect, GatePolicy, Scenario
 from killpoint.scenarios import (
     approval_refund,
     batch,
@@ -17,13 +22,26 @@ from killpoint.scenarios import (
     order_saga,
     research_publish,
 )
-from killpoint.scenarios.adapters import adapters_for
-from killpoint.scenarios.base import ExpectedEffect, GatePolicy, Scenario
+from killpoint.scenarios.adapters import SERVICES, adapters_for
+from killpoint.scenarios.cases import CASES
 
-__all__ = ["CATALOGUE", "ExpectedEffect", "GatePolicy", "Scenario", "adapters_for", "get"]
+__all__ = [
+    "CATALOGUE",
+    "ExpectedEffect",
+    "GatePolicy",
+    "Scenario",
+    "adapters_for",
+    "catalogue",
+    "get",
+]
+
+
+def _with_cases(scenario: Scenario) -> Scenario:
+    return replace(scenario, cases=tuple(c for c in CASES if c.schedule.scenario == scenario.name))
+
 
 CATALOGUE: dict[str, Scenario] = {
-    s.name: s
+    s.name: _with_cases(s)
     for s in (
         research_publish.SCENARIO,
         research_publish.THIN_DRAFT_SCENARIO,
@@ -41,8 +59,12 @@ CATALOGUE: dict[str, Scenario] = {
 
 def get(name: str) -> Scenario:
     """The scenario called `name`; a `KillpointError` naming the known ones otherwise."""
-    try:
-        return CATALOGUE[name]
-    except KeyError:
-        known = ", ".join(sorted(CATALOGUE))
-        raise KillpointError(f"no scenario named {name!r}; known: {known}") from None
+    return Catalogue(scenarios=CATALOGUE).scenario(name)
+
+
+def catalogue() -> Catalogue:
+    """killpoint's own catalogue: the scenarios, the mutants (which import the reference
+    engine, so only when asked) and the flags of the fake services' adapters."""
+    from killpoint.scenarios.mutants import MUTANTS
+
+    return Catalogue(scenarios=CATALOGUE, mutants=MUTANTS, services=SERVICES)

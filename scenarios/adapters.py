@@ -21,7 +21,7 @@ import httpx
 from pydantic import JsonValue
 
 from killpoint import fake_services as fs
-from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.adapters import Capabilities, EffectAdapter
 from killpoint.harness.contract.errors import (
     CannotTell,
     DefinitionError,
@@ -32,6 +32,7 @@ from killpoint.harness.contract.records import EffectIntent, Receipt
 from killpoint.scenarios._common import json_bytes
 
 __all__ = [
+    "SERVICES",
     "ArtifactsAdapter",
     "CmsAdapter",
     "MailerAdapter",
@@ -329,6 +330,12 @@ class ArtifactsAdapter:
     @staticmethod
     def _receipt(sha256: str, size: int) -> Receipt:
         return Receipt(resource_id=sha256, result_hash=sha256, detail={"size": size})
+
+
+SERVICES: dict[str, Capabilities] = {
+    cls.service: cls
+    for cls in (PaymentsAdapter, CmsAdapter, MailerAdapter, PublisherAdapter, ArtifactsAdapter)
+}  # the recovery flags of each service, for the operator view
 
 
 def adapters_for(http: httpx.Client) -> dict[str, EffectAdapter]:

@@ -8,11 +8,11 @@ campaign runs them all; the tests pin each one; the mutants are hunted with them
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.history import History
+from killpoint.harness.scenario import Expect, NamedCase
 from killpoint.harness.schedule import (
     ClockJump,
     Deploy,
@@ -21,18 +21,6 @@ from killpoint.harness.schedule import (
     Interleave,
     Tamper,
 )
-
-Expect = Callable[[History], str | None]
-
-
-@dataclass(frozen=True)
-class NamedCase:
-    name: str
-    seed: str  # the row of the seed it comes from
-    scenario: str
-    schedule: FaultSchedule
-    expected: str  # the seed's expected recovery behaviour
-    expect: Expect
 
 
 def _crash(step: str, boundary: str, worker: int = 0) -> HitPoint:
@@ -46,7 +34,7 @@ def _schedule(scenario: str, name: str, **fields: object) -> FaultSchedule:
 
 def _effects(h: History, service: str, operation: str | None = None) -> int:
     return sum(
-        1 for a in h.applied if a["service"] == service and operation in (None, a["operation"])
+        1 for a in h.applied if a.service == service and operation in (None, a.operation)
     )
 
 
@@ -54,7 +42,7 @@ def _sends(h: History, service: str, operation: str, after_seq: int = 0) -> int:
     return sum(
         1
         for r in h.requests
-        if r["service"] == service and r["operation"] == operation and int(r["seq"]) > after_seq
+        if r.service == service and r.operation == operation and r.seq > after_seq
     )
 
 
@@ -97,15 +85,15 @@ def _nothing_after_tamper(h: History) -> str | None:
     if not h.tampered:
         return "the schedule tampered with nothing"
     seq = h.tampered[0].journal_seq
-    acted = [r for r in h.requests if int(r["seq"]) > seq]
+    acted = [r for r in h.requests if r.seq > seq]
     return f"{len(acted)} request(s) after tampering" if acted else None
 
 
 def _receipt_committed(step: str) -> Callable[[History], str | None]:
     def check(h: History) -> str | None:
-        rows = [e for e in h.effects if e["step"] == step]
-        if len(rows) != 1 or rows[0]["status"] not in ("committed", "verified"):
-            return f"ledger for {step}: {[r['status'] for r in rows]}, expected one receipt"
+        rows = [e for e in h.effects if e.step == step]
+        if len(rows) != 1 or rows[0].status not in ("committed", "verified"):
+            return f"ledger for {step}: {[r.status.value for r in rows]}, expected one receipt"
         return None
 
     return check
@@ -113,9 +101,9 @@ def _receipt_committed(step: str) -> Callable[[History], str | None]:
 
 def _reconciled(step: str) -> Callable[[History], str | None]:
     def check(h: History) -> str | None:
-        rows = [e for e in h.effects if e["step"] == step]
+        rows = [e for e in h.effects if e.step == step]
         if not rows or (
-            "reconciled" not in str(rows[0]["reason"]) and rows[0]["status"] != "verified"
+            "reconciled" not in rows[0].reason and rows[0].status != "verified"
         ):
             return f"{step} was not reconciled: {rows}"
         return None
@@ -153,7 +141,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "crash_before_external_call",
         "000: Crash before external call",
-        "research_publish",
         _schedule(
             "research_publish",
             "crash_before_external_call",
@@ -165,7 +152,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "crash_after_commit_before_response",
         "000: Crash after downstream commit but before response",
-        "research_publish",
         _schedule(
             "research_publish",
             "crash_after_commit_before_response",
@@ -177,7 +163,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "crash_after_checkpoint_commit",
         "000: Crash after checkpoint commit",
-        "order_saga",
         _schedule(
             "order_saga",
             "crash_after_checkpoint_commit",
@@ -196,7 +181,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "two_workers_recover",
         "000: Two workers recover simultaneously",
-        "research_publish",
         _schedule(
             "research_publish",
             "two_workers_recover",
@@ -209,7 +193,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "approval_expires_during_downtime",
         "000: Approval expires during downtime",
-        "approval_refund",
         _schedule(
             "approval_refund",
             "approval_expires_during_downtime",
@@ -222,7 +205,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "schema_old_migrates",
         "000: Checkpoint schema is old (migratable)",
-        "order_saga",
         _schedule(
             "order_saga",
             "schema_old_migrates",
@@ -235,7 +217,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "schema_old_quarantined",
         "000: Checkpoint schema is old (missing security field)",
-        "order_saga",
         _schedule(
             "order_saga",
             "schema_old_quarantined",
@@ -248,7 +229,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "artifact_hash_differs",
         "000: Artifact is missing or hash differs (altered)",
-        "research_publish",
         _schedule(
             "research_publish",
             "artifact_hash_differs",
@@ -264,7 +244,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "artifact_missing",
         "000: Artifact is missing or hash differs (missing)",
-        "research_publish",
         _schedule(
             "research_publish",
             "artifact_missing",
@@ -280,7 +259,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "model_or_prompt_version_changes",
         "000: Model or prompt version changes",
-        "research_publish",
         _schedule(
             "research_publish",
             "model_or_prompt_version_changes",
@@ -293,7 +271,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "checkpoint_tampered",
         "000: Checkpoint record is tampered",
-        "order_saga",
         _schedule(
             "order_saga",
             "checkpoint_tampered",
@@ -306,7 +283,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "checkpoint_wrong_tenant",
         "000: Checkpoint record is tampered (wrong tenant)",
-        "order_saga",
         _schedule(
             "order_saga",
             "checkpoint_wrong_tenant",
@@ -319,7 +295,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "kill_before_external_call",
         "001: Kill the worker before each external call",
-        "email",
         _schedule(
             "email", "kill_before_external_call", crashes=[_crash("notify", "effect.started")]
         ),
@@ -329,7 +304,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "kill_after_external_call",
         "001: Kill the worker after each external call",
-        "email",
         _schedule(
             "email", "kill_after_external_call", crashes=[_crash("notify", "effect.response_read")]
         ),
@@ -339,7 +313,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "duplicate_queue_delivery",
         "001: Duplicate queue deliveries",
-        "order_saga",
         _schedule(
             "order_saga",
             "duplicate_queue_delivery",
@@ -352,7 +325,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "lease_expires_while_paused",
         "001: Delay one worker until its lease expires",
-        "research_publish",
         _schedule(
             "research_publish",
             "lease_expires_while_paused",
@@ -365,7 +337,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "visible_effect_withheld",
         "001: A success response while the visible effect is withheld",
-        "order_saga",
         _schedule(
             "order_saga",
             "visible_effect_withheld",
@@ -385,7 +356,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "prompt_changes_halfway",
         "001: Change the prompt version halfway",
-        "research_publish",
         _schedule(
             "research_publish",
             "prompt_changes_halfway",
@@ -398,7 +368,6 @@ CASES: tuple[NamedCase, ...] = (
     NamedCase(
         "clock_jump_mid_step",
         "001: Delay one worker (clock jump inside a step)",
-        "approval_refund",
         _schedule(
             "approval_refund",
             "clock_jump_mid_step",

@@ -16,9 +16,9 @@ from killpoint.fake_services.mailer import message_key
 from killpoint.harness.contract.context import StepContext
 from killpoint.harness.contract.records import EffectIntent, RunStatus
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import text
 from killpoint.scenarios.adapters import adapters_for
-from killpoint.scenarios.base import ExpectedEffect, Scenario
 
 
 def make_input(run_id: str) -> dict[str, JsonValue]:

@@ -18,9 +18,9 @@ from pydantic import JsonValue
 from killpoint.harness.contract.context import StepContext
 from killpoint.harness.contract.records import EffectIntent, RunStatus
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import json_bytes, number, text
 from killpoint.scenarios.adapters import adapters_for
-from killpoint.scenarios.base import ExpectedEffect, Scenario
 
 PRODUCED: Counter[str] = Counter()  # workflow id -> how often build_report ran here
 

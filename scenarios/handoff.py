@@ -19,9 +19,9 @@ from killpoint.harness.contract import boundaries
 from killpoint.harness.contract.context import StepContext
 from killpoint.harness.contract.records import EffectIntent, RunStatus
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import json_bytes, load_json, number, record, text
 from killpoint.scenarios.adapters import adapters_for
-from killpoint.scenarios.base import ExpectedEffect, Scenario
 
 RECEIVER_SCHEMAS = frozenset({"summary-v1", "summary-v2"})
 RECEIVER_NEEDS = frozenset({"read:sources", "publish:reports"})

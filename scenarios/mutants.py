@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic import JsonValue
@@ -56,10 +57,9 @@ from killpoint.harness.engine.store import (
     _position,
     insert_outputs,
 )
-from killpoint.harness.engines.reference import ReferenceEngine
-from killpoint.harness.protocol import WorkerEnv
-from killpoint.harness.runner import REFERENCE, EngineSpec
-from killpoint.scenarios.base import Scenario
+from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
+from killpoint.harness.protocol import EngineSpec, WorkerEnv
+from killpoint.harness.scenario import Scenario
 
 S = EffectStatus
 
@@ -445,13 +445,10 @@ def _with_store(cls: type[Store], engine: type[Engine] = Engine) -> type[Referen
 
 
 def _spec(name: str, engine: type[ReferenceEngine], doc: str) -> EngineSpec:
-    spec = EngineSpec(name, engine, REFERENCE.reader, REFERENCE.tamper)
+    """The reference engine's spec (reader, tamper hook and all) with this mutant's workers."""
     engine.__doc__ = doc  # each mutant's one line: the seed's mistake it makes
-    DESCRIPTIONS[name] = doc
-    return spec
+    return replace(REFERENCE, name=name, factory=engine, ref=f"mutant:{name}", description=doc)
 
-
-DESCRIPTIONS: dict[str, str] = {}
 
 MUTANTS: dict[str, EngineSpec] = {
     s.name: s

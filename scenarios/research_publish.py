@@ -19,9 +19,9 @@ from pydantic import JsonValue
 from killpoint.harness.contract.context import StepContext
 from killpoint.harness.contract.records import EffectIntent, RunStatus
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import json_bytes, load_json, receipt_of, record, sha256, text
 from killpoint.scenarios.adapters import adapters_for, artifact_args
-from killpoint.scenarios.base import ExpectedEffect, Scenario
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{2,80}$")
 MIN_WORDS = 20

@@ -35,10 +35,11 @@ from killpoint.fake_services import FaultPlan, InProcessServices, ServiceClock
 from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.checkers import CHECKERS
 from killpoint.harness.contract.records import Versions
-from killpoint.harness.engine.store import Store
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History, WorkerRecord
+from killpoint.harness.protocol import EngineSpec, StoreHandle
 from killpoint.harness.results import Verdict
-from killpoint.harness.runner import REFERENCE, EngineSpec, Run, run_pair
+from killpoint.harness.runner import Run, run_pair
 from killpoint.harness.schedule import (
     ClockJump,
     Deploy,
@@ -47,7 +48,7 @@ from killpoint.harness.schedule import (
     Tamper,
     save_schedule,
 )
-from killpoint.harness.world import EPOCH, SharedTime, World, ensure_key
+from killpoint.harness.world import EPOCH, TENANT, SharedTime, World
 from killpoint.scenarios import get
 from killpoint.scenarios.strategies import (
     TAMPER_KINDS,
@@ -135,19 +136,18 @@ class KillpointMachine(RuleBasedStateMachine):
         self.root = Path(tempfile.mkdtemp(prefix="killpoint-machine-"))
         clock = ServiceClock(start=EPOCH)
         services = InProcessServices(clock=clock)
+        shared = _shared_store()
         self.world = World(
-            workdir=self.root,
-            store=_shared_store(),
+            store=StoreHandle(shared.url, self.root, TENANT, shared.label, shared=shared.shared),
             services=services,
             clock=SharedTime(clock),
-            secret=ensure_key(),
         )
         self.tally = _DecisionTally(services)
         run_id = f"stateful-{next(_RUNS)}"
         self.run = Run(
             self.world,
             self.scenario,
-            FaultSchedule(scenario=self.scenario.name, run_id=run_id),
+            FaultSchedule(scenario=self.scenario.name, run_id=run_id, engine=self.engine.ref),
             self.engine,
         )
         self.next_worker = 0
@@ -350,30 +350,24 @@ class KillpointMachine(RuleBasedStateMachine):
         path = save_schedule(schedule, folder / f"{schedule.scenario}-{digest}.json")
         failure = Failure(schedule, history, verdicts, path)
         type(self).failures.append(failure)
-        engine = "" if self.engine is REFERENCE else f" --engine {engine_ref(self.engine)}"
         broken = [f"{v.checker}: {v.summary}" for v in verdicts if v.valid is False]
         note(f"fault schedule ({schedule.describe()}):\n{text}")
-        note(f"replay with:\n    killpoint replay {path}{engine}")
+        note(f"replay with:\n    killpoint replay {path}")
         raise AssertionError("oracle violated: " + "; ".join(broken))
-
-
-def engine_ref(spec: EngineSpec) -> str:
-    """How `--engine` names this engine: a mutant by name, anything else as loaded."""
-    from killpoint.scenarios.mutants import MUTANTS
-
-    return f"mutant:{spec.name}" if MUTANTS.get(spec.name) is spec else spec.name
 
 
 _RUNS = itertools.count()
 
 
 @cache
-def _shared_store() -> Store:
+def _shared_store() -> StoreHandle:
+    """One database per process for every example, and what engines keep open on it."""
     root = Path(tempfile.mkdtemp(prefix="killpoint-machines-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
-    store = Store(f"sqlite:///{root / 'store.sqlite'}")
-    atexit.register(store.close)
-    return store
+    url = f"sqlite:///{root / 'store.sqlite'}"
+    handle = StoreHandle(url, root, TENANT, url, scratch=False)
+    atexit.register(handle.shared.close)
+    return handle
 
 
 def _terminal(status: str | None) -> bool:

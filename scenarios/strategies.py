@@ -21,8 +21,11 @@ from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.campaign import DEDUPING, NETWORK_MODES
 from killpoint.harness.checkers._common import MUTATIONS
 from killpoint.harness.contract.records import Versions
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import HitRecord
-from killpoint.harness.runner import REFERENCE, EngineSpec, run_schedule
+from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.runner import run_schedule
+from killpoint.harness.scenario import GatePolicy, Scenario
 from killpoint.harness.schedule import (
     ClockJump,
     Deploy,
@@ -33,7 +36,6 @@ from killpoint.harness.schedule import (
 )
 from killpoint.harness.world import BASE_VERSIONS, World
 from killpoint.scenarios import get
-from killpoint.scenarios.base import GatePolicy, Scenario
 
 __all__ = [
     "Discovery",
@@ -111,27 +113,24 @@ def discover(scenario: Scenario | str, engine: EngineSpec = REFERENCE) -> Discov
 @cache
 def _discover(name: str, engine: EngineSpec) -> Discovery:
     scenario = get(name)
-    with tempfile.TemporaryDirectory(prefix="killpoint-discover-") as root:
-        world = World.open(root)
-        try:
-            clean = run_schedule(
-                world, scenario, FaultSchedule(scenario=name, run_id="clean"), engine
-            )
-            first = tuple(_point(h) for h in clean.hits if h.worker == 0)
-            seen = {(p.step, p.boundary, p.occurrence) for p in first}
-            recovery: list[HitPoint] = []
-            for n, point in enumerate(first):
-                crashed = FaultSchedule(scenario=name, run_id=f"discover-{n}", crashes=(point,))
-                for hit in run_schedule(world, scenario, crashed, engine).hits:
-                    key = (hit.step, hit.boundary, hit.occurrence)
-                    if hit.worker == 1 and key not in seen:
-                        seen.add(key)
-                        recovery.append(_point(hit))
-        finally:
-            world.close()
+    with (
+        tempfile.TemporaryDirectory(prefix="killpoint-discover-") as root,
+        World.open(root) as world,
+    ):
+        clean = run_schedule(world, scenario, FaultSchedule(scenario=name, run_id="clean"), engine)
+        first = tuple(_point(h) for h in clean.hits if h.worker == 0)
+        seen = {(p.step, p.boundary, p.occurrence) for p in first}
+        recovery: list[HitPoint] = []
+        for n, point in enumerate(first):
+            crashed = FaultSchedule(scenario=name, run_id=f"discover-{n}", crashes=(point,))
+            for hit in run_schedule(world, scenario, crashed, engine).hits:
+                key = (hit.step, hit.boundary, hit.occurrence)
+                if hit.worker == 1 and key not in seen:
+                    seen.add(key)
+                    recovery.append(_point(hit))
     counts: dict[tuple[str, str], int] = {}
     for request in clean.requests:
-        target = (str(request["service"]), str(request["operation"]))
+        target = (request.service, request.operation)
         if target in MUTATIONS:
             counts[target] = counts.get(target, 0) + 1
     ttl = max((g.ttl_s for g in scenario.gates.values()), default=GatePolicy().ttl_s)

@@ -22,7 +22,7 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import EffectRecord, EffectStatus, Outcome
 from killpoint.harness.contract.workflow import StepKind
 from killpoint.harness.protocol import WorkerEnv
-from killpoint.scenarios.base import Scenario
+from killpoint.harness.scenario import Scenario
 
 
 class JsonFileEngine:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from killpoint.fake_services.faults import OPERATIONS
+from killpoint.fake_services.journal import AppliedEffect, RequestRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 
 # Operations that change the world, by service; everything else is a read. Derived from the
@@ -14,31 +13,31 @@ MUTATIONS = frozenset(
 )
 
 
-def is_mutation(request: dict[str, Any]) -> bool:
-    return (request["service"], request["operation"]) in MUTATIONS
+def is_mutation(request: RequestRecord) -> bool:
+    return (request.service, request.operation) in MUTATIONS
 
 
-def cite_request(request: dict[str, Any]) -> str:
-    key = request.get("business_key") or "-"
-    idem = request.get("idempotency_key")
+def cite_request(request: RequestRecord) -> str:
+    key = request.business_key or "-"
+    idem = request.idempotency_key
     idem_text = f" key={idem[:14]}…" if idem else ""
     return (
-        f"journal #{request['seq']}: {request['service']}.{request['operation']} "
-        f"[{key}]{idem_text} at t={request['time']:.1f} → {request['outcome']}"
+        f"journal #{request.seq}: {request.service}.{request.operation} "
+        f"[{key}]{idem_text} at t={request.time:.1f} → {request.outcome}"
     )
 
 
-def cite_effect(effect: dict[str, Any]) -> str:
-    idem = effect.get("idempotency_key")
+def cite_effect(effect: AppliedEffect) -> str:
+    idem = effect.idempotency_key
     idem_text = f" key={idem[:14]}…" if idem else ""
     return (
-        f"applied #{effect['seq']}: {effect['service']}.{effect['operation']} "
-        f"[{effect['business_key']}]{idem_text} → {effect['resource_id']}"
+        f"applied #{effect.seq}: {effect.service}.{effect.operation} "
+        f"[{effect.business_key}]{idem_text} → {effect.resource_id}"
     )
 
 
-def request_refs(requests: list[dict[str, Any]]) -> list[EvidenceRef]:
-    return [EvidenceRef(kind="request", index=int(r["seq"])) for r in requests]
+def request_refs(requests: list[RequestRecord]) -> list[EvidenceRef]:
+    return [EvidenceRef(kind="request", index=r.seq) for r in requests]
 
 
 def ok(name: str, summary: str = "") -> Verdict:

@@ -3,7 +3,14 @@ of a tampered, wrong-tenant or unsupported checkpoint."""
 
 from __future__ import annotations
 
-from killpoint.harness.checkers._common import cite_request, is_mutation, ok, request_refs, violated
+from killpoint.harness.checkers._common import (
+    cite_request,
+    is_mutation,
+    ok,
+    request_refs,
+    unknown,
+    violated,
+)
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
@@ -18,10 +25,10 @@ UNTRUSTED = frozenset(
 def check_authority(history: History, workflow: Workflow) -> Verdict:
     gated = {(e.service, e.business_key): e.gate for e in history.expected if e.gate}
     for request in history.requests:
-        gate = gated.get((str(request["service"]), str(request["business_key"])))
+        gate = gated.get((request.service, request.business_key or ""))
         if gate is None or not is_mutation(request):
             continue
-        t = float(request["time"])
+        t = request.time
         grants = [g for g in history.grants if g.gate == gate]
         if not any(g.time <= t < g.expires_at for g in grants):
             latest = max(grants, key=lambda g: g.time, default=None)
@@ -37,11 +44,11 @@ def check_authority(history: History, workflow: Workflow) -> Verdict:
                 [why, cite_request(request)],
                 request_refs([request]),
             )
-    for tamper in history.tampered:
-        if tamper.kind not in UNTRUSTED:
+    for tamper in history.staged:
+        if tamper.kind not in UNTRUSTED or tamper.sequence is None:
             continue
         acted = [
-            r for r in history.requests if int(r["seq"]) > tamper.journal_seq and is_mutation(r)
+            r for r in history.requests if r.seq > tamper.journal_seq and is_mutation(r)
         ]
         built = [c for c in history.checkpoints if c.sequence > tamper.sequence]
         if acted or built:
@@ -57,4 +64,7 @@ def check_authority(history: History, workflow: Workflow) -> Verdict:
             return violated(
                 NAME, f"the run went on from a {tamper.kind} checkpoint", evidence, refs
             )
+    unstaged = [t.kind for t in history.tampered if not t.applied and t.kind in UNTRUSTED]
+    if unstaged:
+        return unknown(NAME, f"the engine under test cannot stage {', '.join(unstaged)}")
     return ok(NAME)

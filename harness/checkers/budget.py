@@ -48,7 +48,7 @@ def check_budget(history: History, workflow: Workflow) -> Verdict:
                 )
         previous = {f: cp.budget.get(f, previous[f]) for f in FIELDS}
         previous_label = f"checkpoint #{cp.sequence}"
-    sends = [r for r in history.requests if is_mutation(r) and r["service"] != "artifacts"]
+    sends = [r for r in history.requests if is_mutation(r) and r.service != "artifacts"]
     duplicated = any(rule.mode == "duplicate_delivery" for rule in history.schedule.network.rules)
     if len(sends) > limits.attempts and not duplicated:
         over = sends[limits.attempts]

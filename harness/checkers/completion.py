@@ -20,19 +20,19 @@ def check_verified_completion(history: History, workflow: Workflow) -> Verdict:
         applied = [
             e
             for e in history.applied
-            if e["service"] == expected.service and e["business_key"] == expected.business_key
+            if e.service == expected.service and e.business_key == expected.business_key
         ]
         if not applied:
             continue  # single_effect reports a completed run with a missing effect
-        after = int(applied[0]["seq"])
+        after = applied[0].seq
         seen = [
             r
             for r in history.requests
-            if r["service"] == expected.service
-            and r["business_key"] == expected.business_key
+            if r.service == expected.service
+            and r.business_key == expected.business_key
             and not is_mutation(r)
-            and r["outcome"] == "ok"
-            and int(r["seq"]) > after
+            and r.outcome == "ok"
+            and r.seq > after
         ]
         if not seen:
             return violated(

@@ -8,17 +8,17 @@ import itertools
 from killpoint.harness.checkers._common import ok, violated
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
-from killpoint.harness.protocol import CheckpointView
+from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 
 NAME = "monotonic_sequence"
 
 
-def _refs(*cps: CheckpointView) -> list[EvidenceRef]:
+def _refs(*cps: CheckpointRecord) -> list[EvidenceRef]:
     return [EvidenceRef(kind="checkpoint", index=c.sequence) for c in cps]
 
 
-def _cite(cp: CheckpointView) -> str:
+def _cite(cp: CheckpointRecord) -> str:
     token = f" token={cp.fencing_token}" if cp.fencing_token is not None else ""
     return (
         f"checkpoint #{cp.sequence}: {cp.state} ({cp.status}) run={cp.run_id}{token} "
@@ -26,7 +26,7 @@ def _cite(cp: CheckpointView) -> str:
     )
 
 
-def _legal(workflow: Workflow, a: CheckpointView, b: CheckpointView) -> bool:
+def _legal(workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord) -> bool:
     if a.state == b.state or workflow.legal(a.state, b.state):
         return True
     if b.decision == "restart" and b.state == workflow.initial and b.run_id != a.run_id:

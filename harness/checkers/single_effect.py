@@ -5,8 +5,8 @@ never attempted twice."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
+from killpoint.fake_services.journal import AppliedEffect
 from killpoint.harness.checkers._common import (
     cite_effect,
     cite_request,
@@ -23,13 +23,13 @@ NAME = "single_effect"
 
 
 def check_single_effect(history: History, workflow: Workflow) -> Verdict:
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[AppliedEffect]] = defaultdict(list)
     for effect in history.applied:
         groups[
-            (str(effect["service"]), str(effect["operation"]), str(effect["business_key"]))
+            (effect.service, effect.operation, effect.business_key)
         ].append(effect)
     for (service, operation, key), effects in sorted(
-        groups.items(), key=lambda kv: kv[1][1]["seq"] if len(kv[1]) > 1 else 1 << 60
+        groups.items(), key=lambda kv: kv[1][1].seq if len(kv[1]) > 1 else 1 << 60
     ):
         if len(effects) > 1:
             first, second = effects[0], effects[1]
@@ -38,8 +38,8 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
                 f"{service}.{operation} [{key}] took effect {len(effects)} times",
                 [cite_effect(first), cite_effect(second)],
                 [
-                    EvidenceRef(kind="effect", index=int(first["seq"])),
-                    EvidenceRef(kind="effect", index=int(second["seq"])),
+                    EvidenceRef(kind="effect", index=first.seq),
+                    EvidenceRef(kind="effect", index=second.seq),
                 ],
             )
     for expected in history.expected:
@@ -49,8 +49,8 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
             r
             for r in history.requests
             if is_mutation(r)
-            and r["service"] == expected.service
-            and r["business_key"] == expected.business_key
+            and r.service == expected.service
+            and r.business_key == expected.business_key
         ]
         if len(sends) > 1:
             return violated(
@@ -84,11 +84,11 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
 
 
 def groups_for(
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]],
+    groups: dict[tuple[str, str, str], list[AppliedEffect]],
     service: str,
     operation: str | None,
     key: str,
-) -> list[dict[str, Any]]:
+) -> list[AppliedEffect]:
     return [
         e
         for (s, op, k), effects in groups.items()

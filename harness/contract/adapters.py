@@ -12,11 +12,17 @@ from typing import Protocol
 from killpoint.harness.contract.records import EffectIntent, Receipt
 
 
-class EffectAdapter(Protocol):
-    service: str
+class Capabilities(Protocol):
+    """What recovery needs to know about a service to choose what to do with an effect in
+    doubt: retry with the same key, ask, or escalate."""
+
     idempotent: bool  # a retry with the same key cannot apply the effect twice
     queryable: bool  # `lookup` can prove presence or absence
     irreversible: bool  # no compensation exists: an unknown outcome must be escalated
+
+
+class EffectAdapter(Capabilities, Protocol):
+    service: str
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
         """Apply the effect. Raise `OutcomeUnknown` on timeout or 5xx, `EffectRejected` on 4xx."""

@@ -10,10 +10,11 @@ rejected, and then none of its fields is shown as if it were true.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.records import (
     EffectRecord,
     EffectStatus,
@@ -28,14 +29,6 @@ from killpoint.harness.engine.model import Budget, Checkpoint, Lineage, PendingW
 from killpoint.harness.engine.store import Store
 
 Action = Literal["none", "send", "reconcile", "retry", "escalate", "verify"]
-
-
-class Capabilities(Protocol):
-    """What the dispatcher needs to know about a service to choose a recovery action."""
-
-    idempotent: bool
-    queryable: bool
-    irreversible: bool
 
 
 class _View(BaseModel):

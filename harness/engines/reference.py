@@ -1,12 +1,18 @@
-"""The reference engine behind the harness protocol, and its history reader.
+"""The reference engine behind the harness's protocol: its worker, history reader and tamper hook.
 
-Mutants subclass `ReferenceEngine` and swap `engine_class` (or the store), so every mutant is
-the reference engine with exactly one mistake.
+This is the one place where the harness meets killpoint's own engine, exactly as an adapter for
+LangGraph or DBOS meets theirs: the harness hands over a `StoreHandle` and a `WorkerEnv`, and
+this module opens the engine's `Store` on that URL (once per world, kept in `handle.shared`),
+builds a worker per `WorkerEnv`, reads the store back as neutral records for the oracle, and
+stages the seeds' tamperings on it. Mutants subclass `ReferenceEngine` and swap
+`engine_class` (or the store), so every mutant is the reference engine with one mistake.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,19 +23,39 @@ from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Out
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
-from killpoint.harness.engine.integrity import SecretRef, parse_sealed
+from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
 from killpoint.harness.engine.migrations import upgrade
 from killpoint.harness.engine.store import StepOutput, Store
-from killpoint.harness.protocol import CheckpointView, WorkerEnv
-from killpoint.scenarios.base import Scenario
+from killpoint.harness.engine.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
+from killpoint.harness.protocol import CheckpointRecord, EngineSpec, StoreHandle, WorkerEnv
+from killpoint.harness.scenario import Scenario
+
+STORE = "reference.store"
+
+
+def ensure_key(env: str = DEFAULT_KEY_ENV) -> SecretRef:
+    """The checkpoint key's reference; a random key for this process (and the workers it forks)
+    when none is set: a campaign's checkpoints need only outlive its own workers."""
+    if not os.environ.get(env):
+        os.environ[env] = secrets.token_hex(32)
+    return SecretRef(env)
+
+
+def open_store(handle: StoreHandle) -> Store:
+    """The world's store, opened once and shared by every worker, reader and tamper of it."""
+    ensure_key()
+    return handle.shared.get(STORE, lambda: Store(handle.url, scratch=handle.scratch))
+
+
+def artifacts_of(handle: StoreHandle) -> FolderArtifacts:
+    return FolderArtifacts(handle.workdir / "artifacts")
 
 
 class ReferenceEngine:
     engine_class: type[Engine] = Engine
 
     def __init__(self, env: WorkerEnv, scenario: Scenario) -> None:
-        store = env.shared.get("store")
-        self.store: Store = store if isinstance(store, Store) else Store(env.store_url)
+        self.store: Store = open_store(env.store)
         self.engine = self.build(env, scenario)
 
     def build(self, env: WorkerEnv, scenario: Scenario) -> Engine:
@@ -37,7 +63,7 @@ class ReferenceEngine:
             self.store,
             [scenario.workflow],
             scenario.make_adapters(env.http),
-            artifacts=FolderArtifacts(env.workdir / "artifacts"),
+            artifacts=artifacts_of(env.store),
             clock=env.clock,
             versions=env.versions,
             tenant=env.tenant,
@@ -56,10 +82,6 @@ class ReferenceEngine:
         self.engine.grant(workflow_id, gate, actor, ttl_s)
 
 
-def reference_factory(env: WorkerEnv, scenario: Scenario) -> ReferenceEngine:
-    return ReferenceEngine(env, scenario)
-
-
 class StoreReader:
     """Reads the reference store for the oracle; a checkpoint that fails its seal is shown
     as untrusted with only its row's fields, never parsed."""
@@ -69,7 +91,7 @@ class StoreReader:
         self.tenant = tenant
         self.secret = secret or SecretRef()
 
-    def checkpoints(self, workflow_id: str) -> list[CheckpointView]:
+    def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         key = self.secret.resolve()
         views = []
         rows = self.store.checkpoints(workflow_id)
@@ -92,11 +114,11 @@ class StoreReader:
                 cp = open_checkpoint(row, key, self.tenant)
             except IntegrityError as exc:
                 views.append(
-                    CheckpointView(**base, status="untrusted", reason=str(exc), trusted=False)
+                    CheckpointRecord(**base, status="untrusted", reason=str(exc), trusted=False)
                 )
                 continue
             views.append(
-                CheckpointView(
+                CheckpointRecord(
                     **base,
                     status=cp.status.value,
                     reason=cp.status_reason,
@@ -144,3 +166,36 @@ class _OutputsAt:
 def unverified_document(body: bytes) -> dict[str, Any]:
     """Parse a checkpoint body without trusting it: for display of rejected rows only."""
     return upgrade(parse_sealed(body))
+
+
+def reference_factory(env: WorkerEnv, scenario: Scenario) -> ReferenceEngine:
+    return ReferenceEngine(env, scenario)
+
+
+def read_history(handle: StoreHandle) -> StoreReader:
+    return StoreReader(open_store(handle), handle.tenant)
+
+
+def tamper(handle: StoreHandle, workflow_id: str, kind: str) -> int:
+    """Alter what the last worker left: the latest checkpoint, an output row or an artifact."""
+    store = open_store(handle)
+    if kind in ARTIFACT_KINDS:
+        tamper_artifact(store, artifacts_of(handle).root, workflow_id, kind)
+        return store.workflow(workflow_id).sequence
+    return tamper_latest(store, workflow_id, kind, SecretRef())
+
+
+def prepare(handle: StoreHandle) -> None:
+    """Before workers are forked: open the store and compile every statement the engine runs,
+    so each child inherits them compiled."""
+    open_store(handle).warm()
+
+
+REFERENCE = EngineSpec(
+    name="reference",
+    factory=reference_factory,
+    reader=read_history,
+    tamper=tamper,
+    prepare=prepare,
+    ref="reference",
+)

@@ -86,11 +86,12 @@ def test_run_against_a_broken_engine_exits_1_and_its_schedule_replays_the_violat
     violations = json.loads(out)["violations"]
     assert violations and violations[0]["checker"] == "single_effect"
     schedule_file = violations[0]["schedule_file"]
-    code, out, _ = _run(runner, "replay", schedule_file, "--engine", "broken_engine:factory",
-                        "--workdir", "out")
+    assert json.loads(Path(schedule_file).read_text())["engine"] == "broken_engine:factory"
+    code, out, _ = _run(runner, "replay", schedule_file, "--workdir", "out")  # nothing else
     assert code == 1
     assert "single_effect" in out and "VIOLATION" in out
-    code, out, _ = _run(runner, "replay", schedule_file, "--workdir", "out")
+    code, out, _ = _run(runner, "replay", schedule_file, "--engine", "reference",
+                        "--workdir", "out")
     assert code == 0  # the reference engine survives the same schedule
 
 
@@ -100,7 +101,8 @@ def test_replay_of_a_named_case_checks_its_expected_recovery(
     from killpoint.scenarios.cases import BY_NAME
 
     path = save_schedule(BY_NAME["checkpoint_tampered"].schedule, tmp_path / "case.json")
-    code, out, _ = _run(runner, "replay", str(path), "--json", "--workdir", str(tmp_path))
+    code, out, _ = _run(runner, "replay", str(path), "--engine", "reference", "--json",
+                        "--workdir", str(tmp_path))
     assert code == 0
     verdicts = {v["checker"]: v["valid"] for v in json.loads(out)["verdicts"]}
     assert verdicts["expected_recovery"] is True and verdicts["authority"] is True
@@ -215,8 +217,9 @@ def test_mutants_hunts_a_teams_own_engine(
 def test_replay_warns_when_a_crash_point_is_never_reached(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    path = save_schedule(FaultSchedule(scenario="email", run_id="ghost-hit", crashes=(
-        HitPoint(worker=0, step="no_such_step", boundary="step.begin"),)), tmp_path / "g.json")
+    path = save_schedule(FaultSchedule(scenario="email", run_id="ghost-hit", engine="reference",
+        crashes=(HitPoint(worker=0, step="no_such_step", boundary="step.begin"),)),
+        tmp_path / "g.json")
     code, _out, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
     assert code == 0  # the run itself is fine ...
     assert "never reached: w0 no_such_step:step.begin" in err  # ... but it did not crash

@@ -16,14 +16,16 @@ from killpoint.harness.campaign import (
     singles,
 )
 from killpoint.harness.contract import boundaries as b
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
 from killpoint.harness.hunt import hunt_outcome
+from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import RunResult
-from killpoint.harness.runner import REFERENCE, EngineSpec, run_schedule
+from killpoint.harness.runner import run_schedule
+from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, HitPoint
 from killpoint.harness.world import World
 from killpoint.scenarios import CATALOGUE
-from killpoint.scenarios.base import Scenario
 from killpoint.scenarios.mutants import MUTANTS
 
 
@@ -114,6 +116,7 @@ def test_a_campaign_crashes_in_that_order_and_reports_boundaries_in_hit_order(
     tmp_path: Path, checkpoint_key: bytes
 ) -> None:
     config = CampaignConfig(
+        engine=REFERENCE,
         scenarios=[CATALOGUE["email"]],
         workdir=tmp_path,
         double=False,
@@ -182,6 +185,7 @@ def test_pairs_and_doubles_follow_the_first_crash_in_hit_order(
     follows the first crash's place in the workflow (two workers after a crash at the lease are
     where a missing fencing token shows)."""
     config = CampaignConfig(
+        engine=REFERENCE,
         scenarios=[CATALOGUE["email"]],
         workdir=tmp_path,
         double_limit=30,

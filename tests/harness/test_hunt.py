@@ -6,9 +6,10 @@ from pathlib import Path
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.checkers import check_all
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.hunt import hunt, hunt_outcome
 from killpoint.harness.results import RunResult
-from killpoint.harness.runner import REFERENCE, run_schedule
+from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import load_schedule
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
@@ -64,7 +65,10 @@ def test_stops_at_the_first_false_run_and_its_schedule_replays_false(tmp_path: P
 
 def test_a_campaign_runs_no_interleavings_when_told_not_to(tmp_path: Path) -> None:
     config = CampaignConfig(
-        scenarios=[CATALOGUE["handoff_incompatible"]], workdir=tmp_path, double_limit=3,
+        engine=REFERENCE,
+        scenarios=[CATALOGUE["handoff_incompatible"]],
+        workdir=tmp_path,
+        double_limit=3,
         interleave=False,
     )
     campaign = Campaign(config)

@@ -9,6 +9,7 @@ import pytest
 from killpoint import scenarios
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.jobs import hunts_in_processes, in_processes, resolve_jobs, run_campaign
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.harness.schedule import FaultSchedule
@@ -29,7 +30,9 @@ def test_a_campaign_in_two_processes_gives_the_verdicts_of_one(
     seen: list[RunResult] = []
 
     def config(name: str) -> CampaignConfig:
-        return CampaignConfig(scenarios=chosen, workdir=tmp_path / name, double_limit=10)
+        return CampaignConfig(
+            engine=REFERENCE, scenarios=chosen, workdir=tmp_path / name, double_limit=10
+        )
 
     one = run_campaign(config("one"), 1)
     two = run_campaign(CampaignConfig(**{**config("two").__dict__, "on_run": seen.append}), 2)
@@ -76,7 +79,9 @@ def test_runs_of_one_world_do_not_depend_on_their_order(
     changed a verdict."""
     case = {c.name: c for c in CASES}
     campaign = Campaign(
-        CampaignConfig(scenarios=[scenarios.get("research_publish")], workdir=tmp_path)
+        CampaignConfig(
+            engine=REFERENCE, scenarios=[scenarios.get("research_publish")], workdir=tmp_path
+        )
     )
     try:
         publish = scenarios.get("research_publish")
@@ -92,6 +97,8 @@ def test_runs_of_one_world_do_not_depend_on_their_order(
 
 def test_jobs_refuse_a_database_url_that_pins_one_schema_for_all(tmp_path: Path) -> None:
     pinned = "postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3Dkp_mine"
-    config = CampaignConfig(scenarios=[scenarios.get("email")], workdir=tmp_path, store_url=pinned)
+    config = CampaignConfig(
+        engine=REFERENCE, scenarios=[scenarios.get("email")], workdir=tmp_path, store_url=pinned
+    )
     with pytest.raises(KillpointError, match="pins one schema"):
         run_campaign(config, 2)

@@ -173,6 +173,7 @@ def test_fixtures_give_a_store_services_world_and_killswitch(pytester: pytest.Py
         import pytest
         from killpoint import scenarios
         from killpoint.harness.engine.store import Store
+        from killpoint.harness.engines.reference import REFERENCE
         from killpoint.harness.killswitch import Killed
         from killpoint.harness.runner import run_schedule
         from killpoint.harness.schedule import FaultSchedule, HitPoint
@@ -191,7 +192,7 @@ def test_fixtures_give_a_store_services_world_and_killswitch(pytester: pytest.Py
         ):
             email = scenarios.get("email")
             schedule = FaultSchedule(scenario="email", run_id="c")
-            clean = run_schedule(killpoint_world, email, schedule)
+            clean = run_schedule(killpoint_world, email, schedule, REFERENCE)
             assert clean.final_status == "completed"
             point = HitPoint(worker=0, step="notify", boundary="effect.prepared")
             switch = killpoint_killswitch(FaultSchedule(scenario="email", run_id="k",
@@ -287,7 +288,7 @@ def test_broken_engine_fails_with_checker_evidence_and_replay_commands(
             "*✗ order_saga *",
             "*[single_effect]*",
             "*replay: pytest 'test_saga.py::test_saga_under_broken_engine' --killpoint-replay=*",
-            "*replay: killpoint replay *.json --engine broken:ENGINE",
+            "*replay: killpoint replay *.json",
         ]
     )
     schedule = re.search(r"--killpoint-replay=(\S+\.json)", result.stdout.str())

@@ -10,6 +10,7 @@ from killpoint import scenarios
 from killpoint.harness.checkers import check_all
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import Versions
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.results import combine
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import (
@@ -35,10 +36,10 @@ def world(tmp_path: Path, store_url: str, checkpoint_key: bytes) -> World:
 def test_a_killed_worker_is_replaced_and_the_run_recovers(world: World) -> None:
     crash = HitPoint(worker=0, step="publish", boundary="transport.response_received")
     schedule = FaultSchedule(scenario="research_publish", run_id="r1", crashes=(crash,))
-    history = run_schedule(world, scenarios.get("research_publish"), schedule)
+    history = run_schedule(world, scenarios.get("research_publish"), schedule, REFERENCE)
     assert [w.end for w in history.workers] == ["killed", "stopped"]
     assert history.final_status == "completed"
-    assert sum(1 for a in history.applied if a["service"] == "cms") == 1
+    assert sum(1 for a in history.applied if a.service == "cms") == 1
     assert combine(check_all(history, scenarios.get("research_publish").workflow)) is True
 
 
@@ -53,7 +54,9 @@ def test_replaying_a_saved_schedule_gives_an_identical_history(
     for n in range(2):
         world = World.open(tmp_path / f"world-{n}")
         try:
-            histories.append(run_schedule(world, scenarios.get("order_saga"), load_schedule(path)))
+            histories.append(
+                run_schedule(world, scenarios.get("order_saga"), load_schedule(path), REFERENCE)
+            )
         finally:
             world.close()
     assert histories[0].identity() == histories[1].identity()
@@ -62,11 +65,12 @@ def test_replaying_a_saved_schedule_gives_an_identical_history(
 
 def test_two_recovering_workers_take_turns_and_only_one_wins_the_lease(world: World) -> None:
     schedule = FaultSchedule(
-        scenario="order_saga", run_id="pair",
+        scenario="order_saga",
+        run_id="pair",
         crashes=(HitPoint(worker=0, step="ship", boundary="effect.prepared"),),
         interleave=Interleave(after_worker=0, switch_at=(0,)),
     )
-    history = run_schedule(world, scenarios.get("order_saga"), schedule)
+    history = run_schedule(world, scenarios.get("order_saga"), schedule, REFERENCE)
     ends = sorted(w.end for w in history.workers)
     assert ends == ["error", "killed", "stopped"]
     loser = next(w for w in history.workers if w.end == "error")
@@ -76,13 +80,14 @@ def test_two_recovering_workers_take_turns_and_only_one_wins_the_lease(world: Wo
 
 def test_a_paused_worker_whose_lease_expired_cannot_write(world: World) -> None:
     schedule = FaultSchedule(
-        scenario="research_publish", run_id="pause",
+        scenario="research_publish",
+        run_id="pause",
         crashes=(HitPoint(worker=0, step="publish", boundary="effect.prepared"),),
         interleave=Interleave(after_worker=0, switch_at=(0, 3), pause_expires_lease=True),
     )
-    history = run_schedule(world, scenarios.get("research_publish"), schedule)
+    history = run_schedule(world, scenarios.get("research_publish"), schedule, REFERENCE)
     assert any("StaleFenceError" in w.reason for w in history.workers)
-    assert sum(1 for a in history.applied if a["service"] == "cms") == 1
+    assert sum(1 for a in history.applied if a.service == "cms") == 1
     assert history.final_status == "completed"
 
 
@@ -97,16 +102,21 @@ def test_a_schedule_file_that_is_not_a_schedule_is_a_clear_error(tmp_path: Path)
 
 def test_a_checkpoint_altered_twice_is_judged_on_what_it_became(world: World) -> None:
     """A second tampering rewrites what the first left, or leaves an unusable row alone."""
-    crashes = (HitPoint(worker=0, step="ship", boundary="step.begin"),
-               HitPoint(worker=1, step="ship", boundary="step.begin"))
-    for first, second, status in (("legacy_v2", "legacy_v2", "completed"),
-                                  ("legacy_unsafe", "legacy_v2", "quarantined")):
+    crashes = (
+        HitPoint(worker=0, step="ship", boundary="step.begin"),
+        HitPoint(worker=1, step="ship", boundary="step.begin"),
+    )
+    for first, second, status in (
+        ("legacy_v2", "legacy_v2", "completed"),
+        ("legacy_unsafe", "legacy_v2", "quarantined"),
+    ):
         schedule = FaultSchedule(
-            scenario="order_saga", run_id=f"twice-{first}-{second}".replace("_", "-"),
+            scenario="order_saga",
+            run_id=f"twice-{first}-{second}".replace("_", "-"),
             crashes=crashes,
             tamper=(Tamper(after_worker=0, kind=first), Tamper(after_worker=1, kind=second)),
         )
-        history = run_schedule(world, scenarios.get("order_saga"), schedule)
+        history = run_schedule(world, scenarios.get("order_saga"), schedule, REFERENCE)
         assert history.final_status == status, (first, second)
         assert combine(check_all(history, scenarios.get("order_saga").workflow)) is True
 
@@ -115,16 +125,26 @@ def test_a_branch_that_is_then_tampered_is_not_taken_for_a_fork(world: World) ->
     """Found by the thorough Hypothesis profile: the oracle must not read lineage from a
     checkpoint it cannot trust (only its row is shown), or a branch looks like a fork."""
     schedule = FaultSchedule(
-        scenario="research_publish", run_id="branch-then-tamper",
+        scenario="research_publish",
+        run_id="branch-then-tamper",
         crashes=(HitPoint(worker=1, step="validate_brief", boundary="step.begin"),),
-        clock_jumps=(ClockJump(at=HitPoint(worker=0, step=None, boundary="lease.acquired"),
-                               seconds=31.0),),
+        clock_jumps=(
+            ClockJump(at=HitPoint(worker=0, step=None, boundary="lease.acquired"), seconds=31.0),
+        ),
         tamper=(Tamper(after_worker=1, kind="flip_byte"),),
-        deploys=(Deploy(from_worker=1, versions=Versions(
-            plan="publish-flow@5", prompt="prompt@1+deploy", model_contract="contract@1",
-            tool_schema="tools@1")),),
+        deploys=(
+            Deploy(
+                from_worker=1,
+                versions=Versions(
+                    plan="publish-flow@5",
+                    prompt="prompt@1+deploy",
+                    model_contract="contract@1",
+                    tool_schema="tools@1",
+                ),
+            ),
+        ),
     )
-    history = run_schedule(world, scenarios.get("research_publish"), schedule)
+    history = run_schedule(world, scenarios.get("research_publish"), schedule, REFERENCE)
     assert history.final_status == "quarantined"
     assert [c.trusted for c in history.checkpoints][-1] is False
     verdicts = check_all(history, scenarios.get("research_publish").workflow)

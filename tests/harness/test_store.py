@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, select
 
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.errors import KillpointError
@@ -41,7 +41,7 @@ def _next(cp: Checkpoint, state: str, clock: FakeClock) -> NewCheckpoint:
     )
 
 
-def _row_count(store: Store, table: t.Table) -> int:
+def _row_count(store: Store, table: Table) -> int:
     with store.engine.connect() as conn:
         return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
 

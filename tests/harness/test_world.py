@@ -10,17 +10,17 @@ from sqlalchemy import create_engine, text
 from killpoint import scenarios
 from killpoint.harness.campaign import singles
 from killpoint.harness.engine.store import Store
+from killpoint.harness.engines.reference import REFERENCE, open_store, prepare
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, Tamper
-from killpoint.harness.world import World, campaign_store
+from killpoint.harness.world import World, store_for
 from tests.conftest import _check_reachable, _postgres_url
 
 
 def test_two_campaigns_on_one_sqlite_default_use_separate_files(tmp_path: Path) -> None:
-    first, second = campaign_store(None, tmp_path / "a"), campaign_store(None, tmp_path / "b")
+    first, second = store_for(tmp_path / "a"), store_for(tmp_path / "b")
     assert first.url != second.url
-    first.close()
-    second.close()
+    assert first.url.startswith(f"sqlite:///{tmp_path / 'a'}")
 
 
 @pytest.mark.postgres
@@ -31,11 +31,12 @@ def test_two_campaigns_on_one_postgres_url_get_a_schema_each(
     _check_reachable(url)
     worlds = [World.open(tmp_path / name, url) for name in ("a", "b")]
     try:
-        schemas = [w.store.schema for w in worlds]
-        assert None not in schemas and schemas[0] != schemas[1]
+        schemas = [w.store.url.partition("search_path%3D")[2] for w in worlds]
+        assert all(s.startswith("kp_") for s in schemas) and schemas[0] != schemas[1]
+        assert all(f"(schema {s})" in w.store.label for s, w in zip(schemas, worlds, strict=True))
         clean = FaultSchedule(scenario="email", run_id="clean")
         for world in worlds:  # the same workflow id in both: neither sees the other's
-            history = run_schedule(world, scenarios.get("email"), clean)
+            history = run_schedule(world, scenarios.get("email"), clean, REFERENCE)
             assert history.final_status == "completed"
             assert history.hits and history.applied  # it really ran, not found done already
             assert len(history.checkpoints) == len({c.sequence for c in history.checkpoints})
@@ -59,13 +60,11 @@ def test_a_campaign_store_is_scratch_and_any_other_store_waits_for_the_disk(
 ) -> None:
     """A campaign's store need only survive the process deaths it injects; a store opened
     anywhere else keeps the durability a user would expect of it."""
-    scratch = campaign_store(store_url if "postgresql" in store_url else None, tmp_path)
-    try:
+    with World.open(tmp_path, store_url if "postgresql" in store_url else None) as world:
+        scratch = open_store(world.store)
         sqlite = store.url.startswith("sqlite")
         assert _commit_durability(scratch) == ("0" if sqlite else "off")  # OFF / off
         assert _commit_durability(store) == ("1" if sqlite else "on")  # NORMAL / on
-    finally:
-        scratch.close()
 
 
 def test_a_warmed_store_compiles_no_statement_during_runs(
@@ -76,18 +75,20 @@ def test_a_warmed_store_compiles_no_statement_during_runs(
     join it)."""
     world = World.open(tmp_path / "world", store_url)
     try:
-        world.store.warm()
-        compiled = world.store.db.compiles
+        prepare(world.store)  # what the real tier does before it forks a worker
+        compiled = open_store(world.store).db.compiles
         for name in ("research_publish", "order_saga_refund", "approval_refund", "batch"):
             scenario = scenarios.get(name)
-            clean = run_schedule(world, scenario, FaultSchedule(scenario=name, run_id="w-clean"))
+            clean = run_schedule(
+                world, scenario, FaultSchedule(scenario=name, run_id="w-clean"), REFERENCE
+            )
             assert clean.final_status in ("completed", "compensated")
             crashes = [schedule for _, schedule in singles(name, clean)]
             for schedule in crashes[:: max(1, len(crashes) // 8)]:
-                run_schedule(world, scenario, schedule)
+                run_schedule(world, scenario, schedule, REFERENCE)
         flipped = (Tamper(after_worker=0, kind="flip_byte"),)
         flip = FaultSchedule(scenario="email", run_id="w-tampered", tamper=flipped)
-        run_schedule(world, scenarios.get("email"), flip)
-        assert world.store.db.compiles == compiled
+        run_schedule(world, scenarios.get("email"), flip, REFERENCE)
+        assert open_store(world.store).db.compiles == compiled
     finally:
         world.close()

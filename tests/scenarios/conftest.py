@@ -21,7 +21,7 @@ from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.records import Outcome, RunStatus, Versions
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.store import Store
-from killpoint.scenarios.base import Scenario
+from killpoint.harness.scenario import Scenario
 
 VERSIONS = Versions(
     plan="scenarios@1", prompt="writer@1", model_contract="structured-v1", tool_schema="tools@1"

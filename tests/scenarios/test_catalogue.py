@@ -6,8 +6,9 @@ import pytest
 
 from killpoint import scenarios
 from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.ground_truth import applied
+from killpoint.harness.scenario import Scenario
 from killpoint.scenarios import CATALOGUE
-from killpoint.scenarios.base import Scenario
 from tests.scenarios.conftest import Harness
 
 ALL = sorted(CATALOGUE)
@@ -57,8 +58,8 @@ def _run_clean(harness: Harness, scenario: Scenario, run_id: str) -> None:
     outcome = harness.drive(scenario, workflow_id)
     assert outcome.status is scenario.expected_status, outcome.reason
     for effect in scenario.expected_effects(inp):
-        applied = effect.applied(harness.services.journal)
-        assert len(applied) == 1, (effect, applied)
+        seen = applied(effect, harness.services.journal)
+        assert len(seen) == 1, (effect, seen)
 
 
 @pytest.mark.parametrize("name", ALL)

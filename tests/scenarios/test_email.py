@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.contract.records import EffectStatus, RunStatus
+from killpoint.harness.ground_truth import applied
 from killpoint.scenarios.email import SCENARIO
 from tests.scenarios.conftest import Harness
 
@@ -24,7 +25,7 @@ def test_lost_response_ends_in_review_with_exactly_one_message(harness: Harness)
     assert outcome.status is RunStatus.NEEDS_REVIEW, outcome.reason
     assert again.status is RunStatus.NEEDS_REVIEW
     (expected,) = SCENARIO.expected_effects(inp)
-    assert len(expected.applied(harness.services.journal)) == 1
+    assert len(applied(expected, harness.services.journal)) == 1
     assert len(harness.services.journal.requests("mailer")) == 1
     (effect,) = harness.store.effects(workflow_id)
     assert effect.status is EffectStatus.NEEDS_REVIEW

@@ -8,12 +8,11 @@ import pytest
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.checkers import CHECKERS
-from killpoint.harness.engines.reference import ReferenceEngine
+from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.hunt import hunt
-from killpoint.harness.runner import REFERENCE
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Tamper
 from killpoint.scenarios import CATALOGUE
-from killpoint.scenarios.mutants import DESCRIPTIONS, MUTANTS
+from killpoint.scenarios.mutants import MUTANTS
 
 # mutant -> (the narrow scenario it is hunted with, the checker that catches it, at most runs)
 PINS: dict[str, tuple[str, str, int]] = {
@@ -41,7 +40,7 @@ def test_one_mutant_per_mistake_each_a_subclass_of_the_reference() -> None:
         assert spec.name == name
         assert isinstance(spec.factory, type) and issubclass(spec.factory, ReferenceEngine)
         assert spec.factory is not ReferenceEngine
-        assert DESCRIPTIONS[name]
+        assert spec.description
 
 
 @pytest.mark.parametrize("name", sorted(PINS))
@@ -135,7 +134,9 @@ def test_a_compensated_saga_needs_its_refund_once(tmp_path: Path) -> None:
         is False
     )
     campaign = Campaign(
-        CampaignConfig(scenarios=[CATALOGUE["order_saga_refund"]], workdir=tmp_path / "r")
+        CampaignConfig(
+            engine=REFERENCE, scenarios=[CATALOGUE["order_saga_refund"]], workdir=tmp_path / "r"
+        )
     )
     try:
         result, history = campaign.execute(CATALOGUE["order_saga_refund"], clean, "clean")
@@ -143,7 +144,7 @@ def test_a_compensated_saga_needs_its_refund_once(tmp_path: Path) -> None:
         campaign.close()
     assert result.final_status == "compensated"
     assert {v.checker: v.valid for v in result.verdicts}["single_effect"] is True
-    assert sorted(a["operation"] for a in history.applied) == ["create_charge", "refund"]
+    assert sorted(a.operation for a in history.applied) == ["create_charge", "refund"]
 
 
 def test_the_same_hunt_twice_gives_the_same_result(tmp_path: Path) -> None:

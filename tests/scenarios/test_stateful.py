@@ -11,7 +11,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from killpoint.harness.checkers import check_all
 from killpoint.harness.history import History
-from killpoint.harness.runner import EngineSpec, run_schedule
+from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, load_schedule
 from killpoint.harness.world import World
 from killpoint.scenarios import get

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.campaign import DEDUPING
 from killpoint.harness.checkers import check_all
+from killpoint.harness.checkers._common import MUTATIONS
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
 from killpoint.harness.world import World
 from killpoint.scenarios import get
 from killpoint.scenarios.strategies import (
-    MUTATIONS,
     crash_chains,
     discover,
     fault_schedules,
@@ -34,7 +35,7 @@ def test_discovery_is_a_recording_of_a_clean_run(tmp_path: Path) -> None:
     world = World.open(tmp_path)
     try:
         clean = run_schedule(
-            world, get("order_saga"), FaultSchedule(scenario="order_saga", run_id="x")
+            world, get("order_saga"), FaultSchedule(scenario="order_saga", run_id="x"), REFERENCE
         )
     finally:
         world.close()
@@ -99,7 +100,7 @@ def test_reference_engine_passes_generated_schedules(
 ) -> None:
     world = World.open(tmp_path_factory.mktemp("w"))
     try:
-        history = run_schedule(world, get("order_saga"), schedule)
+        history = run_schedule(world, get("order_saga"), schedule, REFERENCE)
     finally:
         world.close()
     broken = [v for v in check_all(history, get("order_saga").workflow) if v.valid is False]

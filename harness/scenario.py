@@ -1,0 +1,87 @@
+"""The scenario contract: what a team writes to point killpoint at its own agent.
+
+A scenario is the harness's unit of work: a workflow (an explicit state machine of steps), a
+per-run input maker (runs share one store and one set of services, so business keys carry the
+run id), the adapters that connect its effect steps to services, and what the oracle needs that
+no engine can be trusted to say — which effects the workflow is *meant* to cause, named the
+service's way, how the harness plays the human at each gate, and how a run should end. Named
+cases travel with their scenario: a fault schedule and the recovery the seeds expect of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import httpx
+from pydantic import JsonValue
+
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.records import BudgetLimits, RunStatus
+from killpoint.harness.contract.workflow import Workflow
+
+if TYPE_CHECKING:
+    from killpoint.harness.history import History
+    from killpoint.harness.schedule import FaultSchedule
+
+# A named case's expected recovery: None when the history shows it, else what went wrong.
+Expect = Callable[["History"], str | None]
+
+
+@dataclass(frozen=True)
+class ExpectedEffect:
+    """One logical external action the workflow should cause once, named the service's way.
+
+    `operation` is the *service's* operation (`create_charge`), not the step's (`charge`): the
+    oracle counts what the service journal holds. Some keys exist only once an earlier effect
+    happened: a refund's business key is the id of the charge it refunds. Such an effect names
+    its `parent`; the harness reads the real key from the services' journal, and
+    `business_key` is then only a readable label.
+    """
+
+    service: str
+    business_key: str
+    irreversible: bool = False
+    operation: str | None = None  # the service's operation, where one service has several
+    parent: ExpectedEffect | None = None  # the business key is the resource this one created
+    verifiable: bool = True  # a read can prove it (the oracle demands one before completion)
+    gate: str | None = None  # the approval gate that must be valid when it is requested
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """How the harness answers an approval request at one gate."""
+
+    actor: str = "operator@example.test"
+    ttl_s: float = 3600.0
+
+
+@dataclass(frozen=True)
+class NamedCase:
+    """A row of a seed's fault table: a schedule and the recovery the seed expects of it,
+    judged beside the oracle (as one more verdict, `expected_recovery`)."""
+
+    name: str
+    seed: str  # the row of the seed it comes from
+    schedule: FaultSchedule
+    expected: str  # the seed's expected recovery behaviour, in words
+    expect: Expect
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    workflow: Workflow
+    make_input: Callable[[str], Mapping[str, JsonValue]]
+    make_adapters: Callable[[httpx.Client], Mapping[str, EffectAdapter]]
+    expected_effects: Callable[[Mapping[str, JsonValue]], tuple[ExpectedEffect, ...]]
+    limits: BudgetLimits = field(default_factory=BudgetLimits)
+    gates: Mapping[str, GatePolicy] = field(default_factory=dict)
+    expected_status: RunStatus = RunStatus.COMPLETED
+    cases: tuple[NamedCase, ...] = ()
+
+    def case(self, run_id: str) -> NamedCase | None:
+        """The named case whose schedule carries this run id, if any (for a replay)."""
+        return next((c for c in self.cases if c.schedule.run_id == run_id), None)
