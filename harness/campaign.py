@@ -21,8 +21,8 @@ from pathlib import Path
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.checkers import check_all
-from killpoint.harness.checkers._common import MUTATIONS
 from killpoint.harness.contract import boundaries as b
+from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import History, HitRecord
 from killpoint.harness.measures import measure
 from killpoint.harness.protocol import EngineSpec

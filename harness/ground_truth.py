@@ -1,4 +1,5 @@
-"""What the services' journals say about a scenario's expected effects.
+"""What the services' journals say: which requests change the world, and where the expected
+effects are.
 
 The oracle counts effects by service and business key. Some keys exist only once an earlier
 effect happened (a refund is keyed by the charge it refunds); such an expected effect names
@@ -7,8 +8,19 @@ its parent, and the real key is read from the journal here, never asked of the e
 
 from __future__ import annotations
 
-from killpoint.fake_services.journal import AppliedEffect, Journal
+from killpoint.fake_services.faults import OPERATIONS
+from killpoint.fake_services.journal import AppliedEffect, Journal, RequestRecord
 from killpoint.harness.scenario import ExpectedEffect
+
+# Operations that change the world, by service; everything else is a read. Derived from the
+# services' own table of operations: a write is any request that is not a GET.
+MUTATIONS = frozenset(
+    (service, operation) for method, _, service, operation in OPERATIONS if method != "GET"
+)
+
+
+def is_mutation(request: RequestRecord) -> bool:
+    return (request.service, request.operation) in MUTATIONS
 
 
 def resolve_key(effect: ExpectedEffect, journal: Journal) -> str | None:

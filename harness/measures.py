@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from killpoint.harness.checkers._common import is_mutation
 from killpoint.harness.contract.records import is_terminal
+from killpoint.harness.ground_truth import is_mutation
 from killpoint.harness.history import History
 from killpoint.harness.results import RunMeasures, Verdict
 

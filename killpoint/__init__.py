@@ -1,1 +1,186 @@
-"""killpoint: kill an agent's worker at every boundary, resume it, and prove it stayed safe."""
+"""killpoint: kill an agent's worker at every boundary, resume it, and prove it stayed safe.
+
+What a team imports to point killpoint at its own agent and its own engine:
+
+- the scenario contract — `Scenario`, `ExpectedEffect`, `GatePolicy`, `NamedCase` — and the
+  workflow it runs: `Workflow`, `Step`, `StepKind`, `Transition`, `StepContext`;
+- the vocabulary every engine shares: `EffectIntent`, `Receipt`, `EffectAdapter`,
+  `EffectRecord`, `ApprovalRecord`, `RunStatus`, `EffectStatus`, `Outcome`, the
+  service-outcome errors (`OutcomeUnknown`, `EffectRejected`, `CannotTell`) and `KillpointError`;
+- the engine protocol: `EngineUnderTest` built by an `EngineFactory` from a `WorkerEnv`, an
+  `EngineSpec` with its optional `HistoryReader` (returning `CheckpointRecord`s), tamper and
+  prepare hooks, and the `StoreHandle` it is given;
+- fault schedules and what a campaign returns: `FaultSchedule`, `History`, `Verdict`,
+  `CampaignResult`, and `load_engine` / `load_schedule` to rebuild a run.
+
+Names are imported on first use (PEP 562): `import killpoint` (which the pytest plugin does in
+every session of a project that installs it) imports nothing of the harness or the engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from killpoint.harness.catalogue import Catalogue
+    from killpoint.harness.contract.adapters import Capabilities, EffectAdapter
+    from killpoint.harness.contract.artifacts import ArtifactStore, FolderArtifacts
+    from killpoint.harness.contract.boundaries import BoundaryHook
+    from killpoint.harness.contract.clock import Clock, FakeClock, SystemClock
+    from killpoint.harness.contract.context import StepContext
+    from killpoint.harness.contract.errors import (
+        ArtifactError,
+        CannotTell,
+        DefinitionError,
+        EffectRejected,
+        KillpointError,
+        OutcomeUnknown,
+    )
+    from killpoint.harness.contract.records import (
+        ApprovalRecord,
+        ArtifactRef,
+        BudgetLimits,
+        EffectIntent,
+        EffectRecord,
+        EffectStatus,
+        Outcome,
+        Receipt,
+        RunStatus,
+        Versions,
+    )
+    from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+    from killpoint.harness.engines.registry import load_engine
+    from killpoint.harness.history import History
+    from killpoint.harness.protocol import (
+        CheckpointRecord,
+        EngineFactory,
+        EngineSpec,
+        EngineUnderTest,
+        HistoryReader,
+        NoHistory,
+        Shared,
+        StoreHandle,
+        WorkerEnv,
+    )
+    from killpoint.harness.results import CampaignResult, Verdict
+    from killpoint.harness.scenario import ExpectedEffect, GatePolicy, NamedCase, Scenario
+    from killpoint.harness.schedule import FaultSchedule, load_schedule
+
+_CONTRACT = "killpoint.harness.contract"
+_HOMES = {
+    "ApprovalRecord": f"{_CONTRACT}.records",
+    "ArtifactError": f"{_CONTRACT}.errors",
+    "ArtifactRef": f"{_CONTRACT}.records",
+    "ArtifactStore": f"{_CONTRACT}.artifacts",
+    "BoundaryHook": f"{_CONTRACT}.boundaries",
+    "BudgetLimits": f"{_CONTRACT}.records",
+    "CampaignResult": "killpoint.harness.results",
+    "CannotTell": f"{_CONTRACT}.errors",
+    "Capabilities": f"{_CONTRACT}.adapters",
+    "Catalogue": "killpoint.harness.catalogue",
+    "CheckpointRecord": "killpoint.harness.protocol",
+    "Clock": f"{_CONTRACT}.clock",
+    "DefinitionError": f"{_CONTRACT}.errors",
+    "EffectAdapter": f"{_CONTRACT}.adapters",
+    "EffectIntent": f"{_CONTRACT}.records",
+    "EffectRecord": f"{_CONTRACT}.records",
+    "EffectRejected": f"{_CONTRACT}.errors",
+    "EffectStatus": f"{_CONTRACT}.records",
+    "EngineFactory": "killpoint.harness.protocol",
+    "EngineSpec": "killpoint.harness.protocol",
+    "EngineUnderTest": "killpoint.harness.protocol",
+    "ExpectedEffect": "killpoint.harness.scenario",
+    "FakeClock": f"{_CONTRACT}.clock",
+    "FaultSchedule": "killpoint.harness.schedule",
+    "FolderArtifacts": f"{_CONTRACT}.artifacts",
+    "GatePolicy": "killpoint.harness.scenario",
+    "History": "killpoint.harness.history",
+    "HistoryReader": "killpoint.harness.protocol",
+    "KillpointError": f"{_CONTRACT}.errors",
+    "NamedCase": "killpoint.harness.scenario",
+    "NoHistory": "killpoint.harness.protocol",
+    "Outcome": f"{_CONTRACT}.records",
+    "OutcomeUnknown": f"{_CONTRACT}.errors",
+    "Receipt": f"{_CONTRACT}.records",
+    "RunStatus": f"{_CONTRACT}.records",
+    "Scenario": "killpoint.harness.scenario",
+    "Shared": "killpoint.harness.protocol",
+    "Step": f"{_CONTRACT}.workflow",
+    "StepContext": f"{_CONTRACT}.context",
+    "StepKind": f"{_CONTRACT}.workflow",
+    "StoreHandle": "killpoint.harness.protocol",
+    "SystemClock": f"{_CONTRACT}.clock",
+    "Transition": f"{_CONTRACT}.workflow",
+    "Verdict": "killpoint.harness.results",
+    "Versions": f"{_CONTRACT}.records",
+    "WorkerEnv": "killpoint.harness.protocol",
+    "Workflow": f"{_CONTRACT}.workflow",
+    "load_engine": "killpoint.harness.engines.registry",
+    "load_schedule": "killpoint.harness.schedule",
+}
+
+__all__ = [
+    "ApprovalRecord",
+    "ArtifactError",
+    "ArtifactRef",
+    "ArtifactStore",
+    "BoundaryHook",
+    "BudgetLimits",
+    "CampaignResult",
+    "CannotTell",
+    "Capabilities",
+    "Catalogue",
+    "CheckpointRecord",
+    "Clock",
+    "DefinitionError",
+    "EffectAdapter",
+    "EffectIntent",
+    "EffectRecord",
+    "EffectRejected",
+    "EffectStatus",
+    "EngineFactory",
+    "EngineSpec",
+    "EngineUnderTest",
+    "ExpectedEffect",
+    "FakeClock",
+    "FaultSchedule",
+    "FolderArtifacts",
+    "GatePolicy",
+    "History",
+    "HistoryReader",
+    "KillpointError",
+    "NamedCase",
+    "NoHistory",
+    "Outcome",
+    "OutcomeUnknown",
+    "Receipt",
+    "RunStatus",
+    "Scenario",
+    "Shared",
+    "Step",
+    "StepContext",
+    "StepKind",
+    "StoreHandle",
+    "SystemClock",
+    "Transition",
+    "Verdict",
+    "Versions",
+    "WorkerEnv",
+    "Workflow",
+    "load_engine",
+    "load_schedule",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'killpoint' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

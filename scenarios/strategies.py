@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.campaign import DEDUPING, NETWORK_MODES
-from killpoint.harness.checkers._common import MUTATIONS
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import HitRecord
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.runner import run_schedule

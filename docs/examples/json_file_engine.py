@@ -16,13 +16,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from killpoint.harness.contract.artifacts import FolderArtifacts
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import EffectRecord, EffectStatus, Outcome
-from killpoint.harness.contract.workflow import StepKind
-from killpoint.harness.protocol import WorkerEnv
-from killpoint.harness.scenario import Scenario
+from killpoint import (
+    EffectRecord,
+    EffectStatus,
+    FolderArtifacts,
+    KillpointError,
+    Outcome,
+    Scenario,
+    StepContext,
+    StepKind,
+    WorkerEnv,
+)
 
 
 class JsonFileEngine:

@@ -1,20 +1,21 @@
-"""Small readers shared by the checkers: which requests mutate, how to cite them."""
+"""Small helpers shared by the checkers: how to cite the evidence, how to answer."""
 
 from __future__ import annotations
 
-from killpoint.fake_services.faults import OPERATIONS
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord
+from killpoint.harness.ground_truth import MUTATIONS, is_mutation
 from killpoint.harness.results import EvidenceRef, Verdict
 
-# Operations that change the world, by service; everything else is a read. Derived from the
-# services' own table of operations: a write is any request that is not a GET.
-MUTATIONS = frozenset(
-    (service, operation) for method, _, service, operation in OPERATIONS if method != "GET"
-)
-
-
-def is_mutation(request: RequestRecord) -> bool:
-    return (request.service, request.operation) in MUTATIONS
+__all__ = [
+    "MUTATIONS",
+    "cite_effect",
+    "cite_request",
+    "is_mutation",
+    "ok",
+    "request_refs",
+    "unknown",
+    "violated",
+]
 
 
 def cite_request(request: RequestRecord) -> str:

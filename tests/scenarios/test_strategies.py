@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.campaign import DEDUPING
 from killpoint.harness.checkers import check_all
-from killpoint.harness.checkers._common import MUTATIONS
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
 from killpoint.harness.world import World
