@@ -38,9 +38,20 @@ def _log(message: str) -> None:
 def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     quick = args.quick
     fig: dict[str, Any] = {"quick": quick}
-    scenario = make_scenario(10)
+    pg = None if args.no_pg else args.pg
+    fig.update(cycle_figures(root, quick, pg))
+    fig.update(commit_cost_figures(root, quick))
+    fig.update(storage_figures(root))
+    fig["scaling"] = scaling_figures(root, quick)
+    _log("runs to detection: exhaustive against random kill timing")
+    fig.update(systematic_vs_random(root / "detect", quick))
+    return fig
 
-    # 1. crash-recover cycles and enumerations -------------------------------------------
+
+def cycle_figures(root: Path, quick: bool, pg: str | None) -> dict[str, Any]:
+    """Crash-recover cycles per second in each tier and on each store, and the enumerations."""
+    fig: dict[str, Any] = {}
+    scenario = make_scenario(10)
     _log("in-process cycles on SQLite")
     with cycles.sqlite_world(root / "sqlite") as world:
         t = cycles.crash_cycles(world, scenario, 30 if quick else 180)
@@ -55,7 +66,6 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         fig["double_crash_enumeration_runs"] = double.runs
         fig["double_crash_enumeration_complete"] = not quick
         fig["enumeration_violations"] = single.violations + double.violations
-    pg = None if args.no_pg else args.pg
     if pg and cycles.postgres_available(pg):
         _log("in-process cycles on PostgreSQL")
         with cycles.postgres_world(root / "pg", pg) as world:
@@ -74,8 +84,12 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         fig["inprocess_cycles_per_s_all_cores"] = t.per_s
         t = cycles.parallel_cycles(root / "par-real", scenario, 6 if quick else 45, jobs, True)
         fig["sigkill_cycles_per_s_all_cores"] = t.per_s
+    return fig
 
-    # 2. checkpoint commit cost per step ------------------------------------------------------
+
+def commit_cost_figures(root: Path, quick: bool) -> dict[str, Any]:
+    """Checkpoint commit cost per step against LangGraph's SqliteSaver and raw sqlite3."""
+    fig: dict[str, Any] = {}
     _log("checkpoint commit cost: engine, LangGraph SqliteSaver, raw sqlite3")
     n, runs = 10, 15 if quick else 60
     engine_s, store = commit_cost.engine_per_step(root / "cost", n, runs)
@@ -102,8 +116,12 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     fig["langgraph_step_marginal_us"] = lg_marginal * 1e6
     fig["checkpoint_cost_ratio_vs_raw_sqlite_marginal"] = marginal / raw_s
     fig["checkpoint_cost_ratio_vs_langgraph_marginal"] = marginal / lg_marginal
+    return fig
 
-    # 3. storage growth --------------------------------------------------------------------
+
+def storage_figures(root: Path) -> dict[str, Any]:
+    """Bytes and rows per step at 10, 100 and 1000 steps, against LangGraph's."""
+    fig: dict[str, Any] = {}
     _log("storage growth at 10, 100, 1000 steps")
     steps = (10, 100, 1000)
     eng = {s: commit_cost.engine_storage(root / "storage", s) for s in steps}
@@ -121,16 +139,19 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     fig["storage_file_bytes_per_step_langgraph"] = {
         str(s): lgs[s]["file_bytes_per_step"] for s in steps
     }
+    return fig
 
-    # 4. scaling ---------------------------------------------------------------------------
+
+def scaling_figures(root: Path, quick: bool) -> dict[str, Any]:
+    """The single-crash campaign's cost as the workflow grows."""
     _log("scaling of the single-crash campaign with workflow length")
     # whole campaigns up to 50 steps; at 200 steps (about 800 runs of 200 steps) a sample of
     # evenly spaced singles, projected to the whole (quick: samples everywhere)
     samples = {10: 8, 50: 8, 200: 4} if quick else {10: None, 50: None, 200: 40}
-    fig["scaling"] = {}
+    figures: dict[str, Any] = {}
     for length, sample in samples.items():
         s = cycles.scaling(root / "scaling", length, sample)
-        fig["scaling"][str(length)] = {
+        figures[str(length)] = {
             "runs": s.runs,
             "planned_runs": s.planned,
             "wall_s": s.wall_s,
@@ -139,11 +160,7 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             "peak_traced_mb": s.peak_traced_mb,
             "max_rss_mb": s.max_rss_mb,
         }
-
-    # 5. systematic against random -----------------------------------------------------------
-    _log("runs to detection: exhaustive against random kill timing")
-    fig.update(systematic_vs_random(root / "detect", quick))
-    return fig
+    return figures
 
 
 def systematic_vs_random(root: Path, quick: bool) -> dict[str, Any]:
