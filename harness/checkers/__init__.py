@@ -1,9 +1,23 @@
 """The oracle: invariants every run must satisfy, each judged over a `History` alone.
 
-Each checker returns a `Verdict`: valid true, false, or unknown when the history lacks the
-evidence (an engine that does not report budgets, say), with the smallest evidence that proves a
-violation. Checkers read only the history and the scenario's spec, never the engine, so they
-judge an engine we do not own exactly as they judge ours.
+Checkers read only the history and the scenario's spec, never the engine, so they judge an
+engine we do not own exactly as they judge ours. Each returns a `Verdict`, by one rule:
+
+- **true** only when the history holds every piece of evidence the invariant depends on in this
+  run and none of it objects. A vacuous run whose evidence is fully visible (nothing gated,
+  nothing tampered) is true.
+- **unknown** when some evidence it would need is missing: the engine exposes no history reader
+  (`History.readable` is False, no checkpoints), no trusted checkpoint carries what it reads (a
+  budget, an output), or a premise of the run could not be staged (a tampering the engine
+  cannot stage: `TamperRecord.applied` is False).
+- **false**, with the smallest evidence that proves it, whenever the evidence it does have
+  proves a violation: the halves that read the services' journals judge an engine without a
+  reader all the same.
+
+So `single_effect` and `progress`, whose evidence is the harness's own record (the journals,
+the workers, the outcome each worker returned), always judge; `monotonic_sequence` needs the
+engine's checkpoints; `budget_preserved`, `authority` and `verified_completion` judge their
+journal halves anywhere and answer unknown for the half they cannot see.
 """
 
 from __future__ import annotations

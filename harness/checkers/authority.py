@@ -1,5 +1,11 @@
 """Authority: no high-impact call after its approval expired, and nothing done on the strength
-of a tampered, wrong-tenant or unsupported checkpoint."""
+of a tampered, wrong-tenant or unsupported checkpoint.
+
+The approval half reads the services' journal and the grants the harness gave, so it judges
+any engine. The tamper half needs its premise: a tampering the engine could not stage is
+unknown, and so is one it staged when its checkpoints are not visible and no request after the
+tampering proves it acted on it.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from killpoint.harness.checkers._common import (
     violated,
 )
 from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.history import History
+from killpoint.harness.history import History, TamperRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 
 NAME = "authority"
@@ -23,6 +29,29 @@ UNTRUSTED = frozenset(
 
 
 def check_authority(history: History, workflow: Workflow) -> Verdict:
+    expired = _expired_approval(history)
+    if expired is not None:
+        return expired
+    judged = [t for t in history.tampered if t.kind in UNTRUSTED]
+    for tamper in judged:
+        went_on = _went_on_from(history, tamper) if tamper.applied else None
+        if went_on is not None:
+            return went_on
+    unstaged = [t.kind for t in judged if not t.applied]
+    if unstaged:
+        return unknown(NAME, f"the engine under test cannot stage {', '.join(unstaged)}")
+    unseen = [t for t in judged if not history.readable or t.sequence is None]
+    if unseen:
+        return unknown(
+            NAME,
+            f"the store was tampered with ({unseen[0].kind}) and no request after it shows the "
+            "engine acted on it, but the engine's checkpoints are not visible",
+        )
+    return ok(NAME)
+
+
+def _expired_approval(history: History) -> Verdict | None:
+    """The first gated call made without a valid approval, if any."""
     gated = {(e.service, e.business_key): e.gate for e in history.expected if e.gate}
     for request in history.requests:
         gate = gated.get((request.service, request.business_key or ""))
@@ -44,27 +73,22 @@ def check_authority(history: History, workflow: Workflow) -> Verdict:
                 [why, cite_request(request)],
                 request_refs([request]),
             )
-    for tamper in history.staged:
-        if tamper.kind not in UNTRUSTED or tamper.sequence is None:
-            continue
-        acted = [
-            r for r in history.requests if r.seq > tamper.journal_seq and is_mutation(r)
-        ]
-        built = [c for c in history.checkpoints if c.sequence > tamper.sequence]
-        if acted or built:
-            evidence = [
-                f"checkpoint #{tamper.sequence} was altered ({tamper.kind}) after "
-                f"worker {tamper.after_worker}"
-            ]
-            evidence += [cite_request(r) for r in acted[:1]]
-            evidence += [f"checkpoint #{c.sequence} ({c.state}) built on it" for c in built[:1]]
-            refs = request_refs(acted[:1]) + [
-                EvidenceRef(kind="checkpoint", index=c.sequence) for c in built[:1]
-            ]
-            return violated(
-                NAME, f"the run went on from a {tamper.kind} checkpoint", evidence, refs
-            )
-    unstaged = [t.kind for t in history.tampered if not t.applied and t.kind in UNTRUSTED]
-    if unstaged:
-        return unknown(NAME, f"the engine under test cannot stage {', '.join(unstaged)}")
-    return ok(NAME)
+    return None
+
+
+def _went_on_from(history: History, tamper: TamperRecord) -> Verdict | None:
+    """A call or a checkpoint made after a staged tampering the engine should have refused."""
+    acted = [r for r in history.requests if r.seq > tamper.journal_seq and is_mutation(r)]
+    altered = tamper.sequence
+    built = [c for c in history.checkpoints if altered is not None and c.sequence > altered]
+    if not (acted or built):
+        return None
+    evidence = [
+        f"checkpoint #{altered} was altered ({tamper.kind}) after worker {tamper.after_worker}"
+    ]
+    evidence += [cite_request(r) for r in acted[:1]]
+    evidence += [f"checkpoint #{c.sequence} ({c.state}) built on it" for c in built[:1]]
+    refs = request_refs(acted[:1]) + [
+        EvidenceRef(kind="checkpoint", index=c.sequence) for c in built[:1]
+    ]
+    return violated(NAME, f"the run went on from a {tamper.kind} checkpoint", evidence, refs)

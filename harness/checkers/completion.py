@@ -1,9 +1,15 @@
 """Verified completion: `completed` only after a read of authoritative state saw each effect's
-postcondition, and only with outputs that pass the workflow's own validators."""
+postcondition, and only with outputs that pass the workflow's own validators.
+
+The read half judges any engine from the services' journal. The validator half reads the
+outputs the final trusted checkpoint carries: when a validated step had to run on the way to
+the final state and its output is not visible (no history reader, no trusted checkpoint, or one
+without that output), it is unknown, unless the read half already proved a violation.
+"""
 
 from __future__ import annotations
 
-from killpoint.harness.checkers._common import cite_effect, is_mutation, ok, violated
+from killpoint.harness.checkers._common import cite_effect, is_mutation, ok, unknown, violated
 from killpoint.harness.contract.workflow import StepKind, Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
@@ -14,6 +20,14 @@ NAME = "verified_completion"
 def check_verified_completion(history: History, workflow: Workflow) -> Verdict:
     if history.final_status != "completed":
         return ok(NAME, f"not completed ({history.final_status})")
+    unread = _unverified_effect(history)
+    if unread is not None:
+        return unread
+    return _validated_outputs(history, workflow)
+
+
+def _unverified_effect(history: History) -> Verdict | None:
+    """An effect the run completed on without a later successful read of it, if any."""
     for expected in history.expected:
         if not expected.verifiable:
             continue
@@ -45,20 +59,56 @@ def check_verified_completion(history: History, workflow: Workflow) -> Verdict:
                 ],
                 [EvidenceRef(kind="effect", index=after)],
             )
+    return None
+
+
+def _validated_outputs(history: History, workflow: Workflow) -> Verdict:
+    checks = [
+        (t.step.name, validate)
+        for t in workflow.transitions
+        if t.step.kind is StepKind.PURE
+        and (validate := t.step.validate) is not None
+        and _required(workflow, t.step.name, history.final_state)
+    ]
     final = max(
         (c for c in history.checkpoints if c.trusted), key=lambda c: c.sequence, default=None
     )
-    for transition in workflow.transitions:
-        step = transition.step
-        if step.kind is not StepKind.PURE or step.validate is None or final is None:
+    if not checks:
+        return ok(NAME, "every effect verified by a read")
+    if final is None:
+        where = "no history reader" if not history.readable else "no trusted checkpoint"
+        return unknown(
+            NAME, f"the engine shows {where}: the output of {checks[0][0]} cannot be validated"
+        )
+    for name, validate in checks:
+        problem = validate(final.outputs[name]) if name in final.outputs else None
+        if problem:
+            return violated(
+                NAME,
+                f"completed with {name} output that fails validation: {problem}",
+                [f"checkpoint #{final.sequence} outputs[{name!r}] fails: {problem}"],
+                [EvidenceRef(kind="checkpoint", index=final.sequence)],
+            )
+    missing = [name for name, _ in checks if name not in final.outputs]
+    if missing:
+        return unknown(
+            NAME, f"checkpoint #{final.sequence} carries no output of {', '.join(missing)}"
+        )
+    return ok(NAME, "every effect verified by a read; every validated output passes")
+
+
+def _required(workflow: Workflow, step: str, final_state: str) -> bool:
+    """Whether every path from the initial state to `final_state` runs `step` (for a final
+    state the workflow does not know, assume it does)."""
+    if final_state not in workflow.states:
+        return True
+    reached, frontier = {workflow.initial}, [workflow.initial]
+    while frontier:
+        transition = workflow.transition_from(frontier.pop())
+        if transition is None or transition.step.name == step:
             continue
-        if step.name in final.outputs:
-            problem = step.validate(final.outputs[step.name])
-            if problem:
-                return violated(
-                    NAME,
-                    f"completed with {step.name} output that fails validation: {problem}",
-                    [f"checkpoint #{final.sequence} outputs[{step.name!r}] fails: {problem}"],
-                    [EvidenceRef(kind="checkpoint", index=final.sequence)],
-                )
-    return ok(NAME, "every effect verified by a read")
+        for end in (transition.target, transition.on_failure):
+            if end is not None and end not in reached:
+                reached.add(end)
+                frontier.append(end)
+    return final_state not in reached

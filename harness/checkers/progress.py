@@ -1,5 +1,10 @@
 """Progress: once faults stop, recovery reaches a terminal state within a bounded number of
-workers; a run without faults ends the way its scenario says."""
+workers; a run without faults ends the way its scenario says.
+
+Its evidence is the harness's own record of the workers and the outcome each returned, which
+every history holds, so it is never unknown. A tampering the engine could not stage is no
+fault: recovery is counted from the last fault that happened.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
             [EvidenceRef(kind="worker", index=w.worker) for w in workers[-1:]],
         )
     last_fault = max((w.worker for w in history.deaths), default=-1)
-    for tamper in history.tampered:
+    for tamper in history.staged:  # a tampering the engine could not stage altered nothing
         last_fault = max(last_fault, tamper.after_worker)
     # a clock jump inside a worker and a pair of racing workers are faults too
     for jump in history.schedule.clock_jumps:

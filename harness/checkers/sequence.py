@@ -1,11 +1,15 @@
 """Monotonic sequence: committed checkpoints are 1..n with no gap, duplicate or fork, and
-every step from one to the next is a legal transition of the workflow."""
+every step from one to the next is a legal transition of the workflow.
+
+Its evidence is the engine's own lineage: without a history reader, or with one that shows no
+checkpoint of the workflow, there is nothing to judge and the answer is unknown.
+"""
 
 from __future__ import annotations
 
 import itertools
 
-from killpoint.harness.checkers._common import ok, violated
+from killpoint.harness.checkers._common import ok, unknown, violated
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.protocol import CheckpointRecord
@@ -40,10 +44,37 @@ def _legal(workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord) -> bool
     return False
 
 
+def _broken_link(workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord) -> str | None:
+    """What is wrong between two consecutive committed checkpoints, if anything."""
+    if b.sequence == a.sequence:
+        return f"checkpoint #{a.sequence} committed twice"
+    if b.sequence != a.sequence + 1:
+        return f"gap between #{a.sequence} and #{b.sequence}"
+    old, new = a.fencing_token, b.fencing_token
+    if old is not None and new is not None and new < old:
+        return (
+            f"fork: #{b.sequence} was written under an older fencing token than "
+            f"#{a.sequence} (a stale worker overwrote a newer one's lineage)"
+        )
+    if b.created_at < a.created_at:
+        return f"#{b.sequence} is older than #{a.sequence}: history was rewritten"
+    # an untrusted checkpoint shows only its row, not the lineage decision it claims
+    descends = b.decision in ("branch", "restart") and b.parent_run_id == a.run_id
+    if b.trusted and b.run_id != a.run_id and not descends:
+        return (
+            f"fork: #{b.sequence} belongs to run {b.run_id}, which does not descend from {a.run_id}"
+        )
+    if a.trusted and b.trusted and not _legal(workflow, a, b):
+        return f"illegal transition {a.state} → {b.state}"
+    return None
+
+
 def check_sequence(history: History, workflow: Workflow) -> Verdict:
+    if not history.readable:
+        return unknown(NAME, "the engine exposes no history reader: its lineage is not visible")
     cps = sorted(history.checkpoints, key=lambda c: c.sequence)
     if not cps:
-        return ok(NAME, "no checkpoint")
+        return unknown(NAME, "the engine's history reader shows no checkpoint of this run")
     first = max(1, history.compacted_below)
     if cps[0].sequence != first:
         return violated(
@@ -53,51 +84,7 @@ def check_sequence(history: History, workflow: Workflow) -> Verdict:
             _refs(cps[0]),
         )
     for a, b in itertools.pairwise(cps):
-        if b.sequence == a.sequence:
-            return violated(
-                NAME, f"checkpoint #{a.sequence} committed twice", [_cite(a), _cite(b)], _refs(a, b)
-            )
-        if b.sequence != a.sequence + 1:
-            return violated(
-                NAME,
-                f"gap between #{a.sequence} and #{b.sequence}",
-                [_cite(a), _cite(b)],
-                _refs(a, b),
-            )
-        if (
-            a.fencing_token is not None
-            and b.fencing_token is not None
-            and b.fencing_token < a.fencing_token
-        ):
-            return violated(
-                NAME,
-                f"fork: #{b.sequence} was written under an older fencing token than "
-                f"#{a.sequence} (a stale worker overwrote a newer one's lineage)",
-                [_cite(a), _cite(b)],
-                _refs(a, b),
-            )
-        if b.created_at < a.created_at:
-            return violated(
-                NAME,
-                f"#{b.sequence} is older than #{a.sequence}: history was rewritten",
-                [_cite(a), _cite(b)],
-                _refs(a, b),
-            )
-        # an untrusted checkpoint shows only its row, not the lineage decision it claims
-        if (
-            b.trusted
-            and b.run_id != a.run_id
-            and not (b.decision in ("branch", "restart") and b.parent_run_id == a.run_id)
-        ):
-            return violated(
-                NAME,
-                f"fork: #{b.sequence} belongs to run {b.run_id}, which does "
-                f"not descend from {a.run_id}",
-                [_cite(a), _cite(b)],
-                _refs(a, b),
-            )
-        if a.trusted and b.trusted and not _legal(workflow, a, b):
-            return violated(
-                NAME, f"illegal transition {a.state} → {b.state}", [_cite(a), _cite(b)], _refs(a, b)
-            )
+        problem = _broken_link(workflow, a, b)
+        if problem is not None:
+            return violated(NAME, problem, [_cite(a), _cite(b)], _refs(a, b))
     return ok(NAME, f"#{cps[0].sequence}..#{cps[-1].sequence}, every transition legal")

@@ -1,6 +1,10 @@
 """Single effect: each logical operation happened at most once in the world, and exactly once
 when the workflow claims completion (or, for a saga, compensation); an irreversible action is
-never attempted twice."""
+never attempted twice.
+
+Its evidence is the services' journals and the status the run ended with, which every history
+holds, so it judges an engine without a history reader too and is never unknown.
+"""
 
 from __future__ import annotations
 
@@ -25,9 +29,7 @@ NAME = "single_effect"
 def check_single_effect(history: History, workflow: Workflow) -> Verdict:
     groups: dict[tuple[str, str, str], list[AppliedEffect]] = defaultdict(list)
     for effect in history.applied:
-        groups[
-            (effect.service, effect.operation, effect.business_key)
-        ].append(effect)
+        groups[(effect.service, effect.operation, effect.business_key)].append(effect)
     for (service, operation, key), effects in sorted(
         groups.items(), key=lambda kv: kv[1][1].seq if len(kv[1]) > 1 else 1 << 60
     ):

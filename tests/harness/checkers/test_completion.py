@@ -1,0 +1,100 @@
+"""verified_completion on hand-built histories: the read half from the journal, the validator
+half from the outputs the final trusted checkpoint carries."""
+
+from __future__ import annotations
+
+from pydantic import JsonValue
+
+from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.protocol import CheckpointRecord
+from killpoint.harness.results import EvidenceRef
+from tests.harness.checkers.histories import (
+    GOOD_ORDER,
+    WORKFLOW,
+    checkpoint,
+    completed_run,
+    lineage,
+    read,
+    request,
+    unreadable,
+)
+
+
+def _final(outputs: dict[str, JsonValue]) -> list[CheckpointRecord]:
+    """The good lineage, its last checkpoint carrying `outputs`."""
+    *before, _ = lineage()
+    return [*before, checkpoint(4, "verified", status="completed", outputs=outputs)]
+
+
+def test_a_completion_read_back_with_valid_outputs_is_true() -> None:
+    verdict = check_verified_completion(completed_run(), WORKFLOW)
+    assert verdict.valid is True
+
+
+def test_a_run_that_did_not_complete_claims_nothing() -> None:
+    history = completed_run(requests=[request(1)], final_status="needs_review")
+    verdict = check_verified_completion(unreadable(history), WORKFLOW)
+    assert verdict.valid is True
+    assert verdict.summary == "not completed (needs_review)"
+
+
+def test_completing_without_reading_the_effect_back_is_false_even_without_a_reader() -> None:
+    history = completed_run(requests=[request(1)])
+    for seen in (history, unreadable(history)):
+        verdict = check_verified_completion(seen, WORKFLOW)
+        assert verdict.valid is False
+        assert verdict.summary == "completed without a read that saw payments [order-1]"
+        assert verdict.refs == [EvidenceRef(kind="effect", index=1)]
+        assert (
+            verdict.evidence[0]
+            == "applied #1: payments.create_charge [order-1] key=order-1/create… → ch_1"
+        )
+
+
+def test_a_failed_read_is_no_verification() -> None:
+    history = completed_run(requests=[request(1), read(2, outcome="not_found")])
+    assert check_verified_completion(history, WORKFLOW).valid is False
+
+
+def test_completing_with_an_output_its_validator_rejects_is_false() -> None:
+    history = completed_run(checkpoints=_final({"validate_order": {"total": 0}}))
+    verdict = check_verified_completion(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == (
+        "completed with validate_order output that fails validation: total 0 is not positive"
+    )
+    assert verdict.refs == [EvidenceRef(kind="checkpoint", index=4)]
+
+
+def test_without_a_history_reader_the_outputs_are_unknown_not_true() -> None:
+    verdict = check_verified_completion(unreadable(completed_run()), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert "no history reader" in verdict.summary and "validate_order" in verdict.summary
+
+
+def test_a_final_checkpoint_without_the_validated_output_is_unknown() -> None:
+    verdict = check_verified_completion(completed_run(checkpoints=_final({})), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "checkpoint #4 carries no output of validate_order"
+
+
+def test_only_the_steps_on_the_way_to_the_final_state_need_an_output() -> None:
+    # completed at `verified`: note_decline (on the declined branch) never ran
+    assert check_verified_completion(completed_run(), WORKFLOW).valid is True
+    # completed at `closed`: the run went through note_decline, whose output is missing
+    order: dict[str, JsonValue] = {"validate_order": GOOD_ORDER}
+    declined = completed_run(
+        expected=[],
+        requests=[request(1, outcome="declined")],
+        applied=[],
+        checkpoints=[
+            checkpoint(1, "received"),
+            checkpoint(2, "order_validated", outputs=order),
+            checkpoint(3, "declined", outputs=order),
+            checkpoint(4, "closed", status="completed", outputs=order),
+        ],
+        final_state="closed",
+    )
+    verdict = check_verified_completion(declined, WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "checkpoint #4 carries no output of note_decline"

@@ -1,0 +1,79 @@
+"""progress on hand-built histories. Its evidence is the harness's own record of the workers
+and what each returned, so it judges an engine without a history reader too, never unknown."""
+
+from __future__ import annotations
+
+from killpoint.harness.checkers.progress import check_progress
+from killpoint.harness.history import WorkerRecord
+from killpoint.harness.results import EvidenceRef
+from killpoint.harness.schedule import HitPoint, Tamper
+from tests.harness.checkers.histories import (
+    WORKFLOW,
+    completed_run,
+    schedule,
+    tampering,
+    unreadable,
+    worker,
+)
+
+CRASH = HitPoint(worker=0, step="charge", boundary="effect.started")
+
+
+def _workers(n: int) -> list[WorkerRecord]:
+    """Worker 0 killed, then `n - 1` more, the last one completing."""
+    rest = [worker(w, status="running") for w in range(1, n - 1)]
+    return [worker(0, "killed", None), *rest, worker(n - 1)]
+
+
+def test_a_run_that_recovers_soon_after_its_last_fault_is_true() -> None:
+    history = completed_run(schedule=schedule(crashes=[CRASH]), workers=_workers(3))
+    verdict = check_progress(history, WORKFLOW)
+    assert verdict.valid is True
+    assert verdict.summary == "completed after 3 worker(s)"
+
+
+def test_a_run_left_without_a_terminal_state_is_false_citing_the_last_worker() -> None:
+    history = completed_run(
+        schedule=schedule(crashes=[CRASH]),
+        workers=[worker(0, "killed", None), worker(1, "error", None, reason="boom")],
+        final_status="running",
+        final_state="order_validated",
+    )
+    verdict = check_progress(unreadable(history), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "no terminal state after 2 workers"
+    assert verdict.evidence[-1] == "worker 1 ended error: boom"
+    assert verdict.refs == [EvidenceRef(kind="worker", index=1)]
+
+
+def test_needing_more_than_three_workers_after_the_last_fault_is_false() -> None:
+    history = completed_run(schedule=schedule(crashes=[CRASH]), workers=_workers(5))
+    verdict = check_progress(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "recovery needed 4 workers after the last fault"
+    assert [r.index for r in verdict.refs] == [1, 2, 3, 4]
+
+
+def test_a_run_without_faults_must_end_as_its_scenario_expects() -> None:
+    history = completed_run(final_status="needs_review", workers=[worker(0, status="needs_review")])
+    verdict = check_progress(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "a run without faults ended needs_review, expected completed"
+
+
+def test_a_tampering_the_engine_could_not_stage_is_no_fault_to_recover_from() -> None:
+    planned = schedule(tamper=[Tamper(after_worker=0, kind="flip_byte")])
+    workers = [worker(w, status="running") for w in range(3)] + [worker(3)]
+    staged = completed_run(schedule=planned, workers=workers, tampered=[tampering("flip_byte")])
+    assert check_progress(staged, WORKFLOW).valid is True  # workers 1..3 after the tampering
+    unstaged = staged.model_copy(
+        update={"tampered": [tampering("flip_byte", sequence=None, applied=False)]}
+    )
+    verdict = check_progress(unstaged, WORKFLOW)
+    assert verdict.valid is False  # nothing happened: all four workers count
+    assert verdict.summary == "recovery needed 4 workers after the last fault"
+
+
+def test_without_a_history_reader_it_still_judges() -> None:
+    history = completed_run(schedule=schedule(crashes=[CRASH]), workers=_workers(3))
+    assert check_progress(unreadable(history), WORKFLOW).valid is True

@@ -1,0 +1,96 @@
+"""monotonic_sequence on hand-built lineages: true, false with the two checkpoints that prove
+it, unknown when the lineage is not visible."""
+
+from __future__ import annotations
+
+import pytest
+
+from killpoint.harness.checkers.sequence import check_sequence
+from killpoint.harness.protocol import CheckpointRecord
+from killpoint.harness.results import EvidenceRef
+from tests.harness.checkers.histories import (
+    WORKFLOW,
+    checkpoint,
+    completed_run,
+    lineage,
+    unreadable,
+)
+
+
+def test_a_gapless_lineage_of_legal_transitions_is_true() -> None:
+    verdict = check_sequence(completed_run(), WORKFLOW)
+    assert verdict.valid is True
+    assert verdict.summary == "#1..#4, every transition legal"
+
+
+def test_a_restart_into_a_new_run_that_descends_from_the_old_is_legal() -> None:
+    restarted = checkpoint(4, "received", run_id="run-2", parent_run_id="run-1", decision="restart")
+    verdict = check_sequence(completed_run(checkpoints=[*lineage()[:3], restarted]), WORKFLOW)
+    assert verdict.valid is True
+
+
+def _two_cited(cps: list[CheckpointRecord], a: int, b: int) -> tuple[str, list[EvidenceRef]]:
+    verdict = check_sequence(completed_run(checkpoints=cps), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.refs == [
+        EvidenceRef(kind="checkpoint", index=a),
+        EvidenceRef(kind="checkpoint", index=b),
+    ]
+    assert [line.split(":")[0] for line in verdict.evidence] == [
+        f"checkpoint #{a}",
+        f"checkpoint #{b}",
+    ]
+    return verdict.summary, verdict.refs
+
+
+def test_a_gap_in_the_lineage_is_false_citing_both_sides() -> None:
+    one, two, _, four = lineage()
+    summary, _ = _two_cited([one, two, four], 2, 4)
+    assert summary == "gap between #2 and #4"
+
+
+def test_a_sequence_committed_twice_is_false() -> None:
+    one, two, three, _ = lineage()
+    again = checkpoint(3, "charged", run_id="run-1", created_at=3.5)
+    summary, _ = _two_cited([one, two, three, again], 3, 3)
+    assert summary == "checkpoint #3 committed twice"
+
+
+def test_a_checkpoint_under_an_older_fencing_token_is_a_fork() -> None:
+    one, two, three, _ = lineage()
+    newer = three.model_copy(update={"fencing_token": 2})
+    stale = checkpoint(4, "verified", status="completed", fencing_token=1)
+    summary, _ = _two_cited([one, two, newer, stale], 3, 4)
+    assert summary.startswith("fork: #4 was written under an older fencing token than #3")
+
+
+def test_a_step_the_workflow_does_not_have_is_an_illegal_transition() -> None:
+    one, *_ = lineage()
+    skipped = checkpoint(2, "charged")  # received → charged skips validate_order
+    summary, _ = _two_cited([one, skipped], 1, 2)
+    assert summary == "illegal transition received → charged"
+
+
+def test_a_lineage_that_does_not_start_at_one_is_false() -> None:
+    verdict = check_sequence(completed_run(checkpoints=lineage()[1:]), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "lineage starts at #2, not #1"
+    assert verdict.refs == [EvidenceRef(kind="checkpoint", index=2)]
+
+
+def test_a_compacted_lineage_starts_where_compaction_stopped() -> None:
+    verdict = check_sequence(completed_run(checkpoints=lineage()[2:], compacted_below=3), WORKFLOW)
+    assert verdict.valid is True
+
+
+def test_an_engine_without_a_history_reader_is_unknown_not_true() -> None:
+    verdict = check_sequence(unreadable(completed_run()), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert "no history reader" in verdict.summary
+
+
+@pytest.mark.parametrize("final_status", ["completed", "absent"])
+def test_a_reader_that_shows_no_checkpoint_is_unknown(final_status: str) -> None:
+    verdict = check_sequence(completed_run(checkpoints=[], final_status=final_status), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert "no checkpoint" in verdict.summary

@@ -1,0 +1,86 @@
+"""single_effect on hand-built histories. Its evidence is the services' journals and the
+status the run ended with, so it judges an engine without a history reader too, never
+unknown."""
+
+from __future__ import annotations
+
+from killpoint.harness.checkers.single_effect import check_single_effect
+from killpoint.harness.history import ExpectedEffectRecord
+from killpoint.harness.results import EvidenceRef
+from tests.harness.checkers.histories import (
+    CHARGE,
+    WORKFLOW,
+    completed_run,
+    effect,
+    read,
+    request,
+    unreadable,
+)
+
+REFUND = ExpectedEffectRecord(service="payments", business_key="ch_1", operation="refund")
+EMAIL = ExpectedEffectRecord(service="mailer", business_key="msg-1", irreversible=True)
+
+
+def test_each_expected_effect_exactly_once_is_true() -> None:
+    verdict = check_single_effect(completed_run(), WORKFLOW)
+    assert verdict.valid is True
+    assert verdict.summary == "1 effect(s), none repeated"
+
+
+def test_an_effect_applied_twice_is_false_citing_both() -> None:
+    history = completed_run(
+        requests=[request(1), request(2), read(3)], applied=[effect(1), effect(2)]
+    )
+    verdict = check_single_effect(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "payments.create_charge [order-1] took effect 2 times"
+    assert verdict.refs == [
+        EvidenceRef(kind="effect", index=1),
+        EvidenceRef(kind="effect", index=2),
+    ]
+    assert [line.split(":")[0] for line in verdict.evidence] == ["applied #1", "applied #2"]
+
+
+def test_a_second_attempt_at_an_irreversible_action_is_false_even_if_it_failed() -> None:
+    first = request(1, "send", service="mailer", key="msg-1")
+    retry = request(2, "send", service="mailer", key="msg-1", outcome="error_before_commit")
+    history = completed_run(
+        expected=[EMAIL],
+        requests=[first, retry],
+        applied=[effect(1, service="mailer", operation="send", key="msg-1")],
+    )
+    verdict = check_single_effect(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary.startswith("irreversible mailer [msg-1] was attempted 2 times")
+    assert verdict.refs == [
+        EvidenceRef(kind="request", index=1),
+        EvidenceRef(kind="request", index=2),
+    ]
+
+
+def test_completing_without_the_expected_effect_is_false() -> None:
+    verdict = check_single_effect(completed_run(applied=[]), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "completed, but payments [order-1] took effect 0 times"
+
+
+def test_a_run_that_did_not_complete_need_not_have_every_effect() -> None:
+    history = completed_run(applied=[], final_status="needs_review")
+    assert check_single_effect(history, WORKFLOW).valid is True
+
+
+def test_a_compensated_saga_needs_its_effect_and_its_undo_once_each() -> None:
+    saga = {"expected": [CHARGE, REFUND], "expected_status": "compensated"}
+    charge, refund = effect(1), effect(2, key="ch_1", operation="refund")
+    done = completed_run(**saga, applied=[charge, refund], final_status="compensated")
+    assert check_single_effect(done, WORKFLOW).valid is True
+    rolled_back = completed_run(**saga, applied=[charge], final_status="compensated")
+    verdict = check_single_effect(rolled_back, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "compensated, but payments [ch_1] took effect 0 times"
+
+
+def test_without_a_history_reader_it_still_judges() -> None:
+    assert check_single_effect(unreadable(completed_run()), WORKFLOW).valid is True
+    twice = completed_run(applied=[effect(1), effect(2)])
+    assert check_single_effect(unreadable(twice), WORKFLOW).valid is False
