@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.reports import html
-from killpoint.reports._atomic import write_atomic
+from killpoint.reports import html, write_atomic
 from killpoint.reports.html import write_html
 from killpoint.reports.junit import write_junit
 
