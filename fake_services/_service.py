@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from killpoint.fake_services._state import StateStore
 from killpoint.fake_services.clock import ServiceClock
@@ -140,3 +141,24 @@ def parse(model: type[BodyT], body: Any) -> BodyT | Reply:
     except ValidationError as exc:
         details = exc.errors(include_url=False, include_context=False, include_input=False)
         return error(422, "invalid_request", detail=details)
+
+
+# One endpoint of a service: the handler gets the services it runs against with each request.
+Handler = Callable[[Services, Request], Awaitable[Response]]
+# A service's HTTP contract as a table: (method, path, handler) rows, in matching order.
+RouteTable = Sequence[tuple[str, str, Handler]]
+
+
+def bind(services: Services, table: RouteTable) -> list[Route]:
+    """The Starlette routes of a table, each handler bound to `services`."""
+
+    def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        async def call(request: Request) -> Response:
+            return await handler(services, request)
+
+        return call
+
+    return [
+        Route(path, endpoint(handler), methods=[method], name=handler.__name__)
+        for method, path, handler in table
+    ]

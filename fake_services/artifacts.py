@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from killpoint.fake_services._service import Reply, Services, error
+from killpoint.fake_services._service import Reply, RouteTable, Services, bind, error
 from killpoint.fake_services.faults import Fault, FaultMode
 from killpoint.fake_services.journal import RequestRecord
 
@@ -27,58 +27,63 @@ def corrupt(data: bytes) -> bytes:
     return bytes([data[0] ^ 0xFF]) + data[1:] if data else b"\x00"
 
 
-def routes(services: Services) -> list[Route]:
+async def put(services: Services, request: Request) -> Response:
     state = services.state
+    address = request.path_params["sha256"]
+    data = await request.body()
+    media_type = request.headers.get("content-type", "application/octet-stream")
 
-    async def put(request: Request) -> Response:
-        address = request.path_params["sha256"]
-        data = await request.body()
-        media_type = request.headers.get("content-type", "application/octet-stream")
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != address:
+            return error(422, "hash_mismatch", expected=address, actual=actual)
+        summary = {"sha256": address, "size": len(data), "media_type": media_type}
+        if not state.put_blob(address, data, media_type):
+            return Reply(200, summary, outcome="exists")
+        return Reply(201, summary, resource_id=address, outcome="applied")
 
-        def work(record: RequestRecord, fault: Fault | None) -> Reply:
-            actual = hashlib.sha256(data).hexdigest()
-            if actual != address:
-                return error(422, "hash_mismatch", expected=address, actual=actual)
-            summary = {"sha256": address, "size": len(data), "media_type": media_type}
-            if not state.put_blob(address, data, media_type):
-                return Reply(200, summary, outcome="exists")
-            return Reply(201, summary, resource_id=address, outcome="applied")
+    return await services.handle(
+        request,
+        service="artifacts",
+        operation="put",
+        business_key=address,
+        body=data,
+        work=work,
+    )
 
-        return await services.handle(
-            request,
-            service="artifacts",
-            operation="put",
-            business_key=address,
-            body=data,
-            work=work,
-        )
 
-    async def get(request: Request) -> Response:
-        address = request.path_params["sha256"]
+async def get(services: Services, request: Request) -> Response:
+    state = services.state
+    address = request.path_params["sha256"]
 
-        def work(record: RequestRecord, fault: Fault | None) -> Reply:
-            if not _SHA256.fullmatch(address):
-                return error(422, "invalid_request", message="the address is not a sha256 hex")
-            mode = fault.mode if fault is not None else None
-            stored = state.get_blob(address)
-            if stored is None or mode is FaultMode.MISSING_ARTIFACT:
-                outcome = "not_found" if stored is None else "missing_artifact"
-                return error(404, "not_found", outcome=outcome, sha256=address)
-            data, media_type = stored
-            if mode is FaultMode.CORRUPT_ARTIFACT:
-                return Reply(200, content=corrupt(data), media_type=media_type, outcome=mode.value)
-            return Reply(200, content=data, media_type=media_type)
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        if not _SHA256.fullmatch(address):
+            return error(422, "invalid_request", message="the address is not a sha256 hex")
+        mode = fault.mode if fault is not None else None
+        stored = state.get_blob(address)
+        if stored is None or mode is FaultMode.MISSING_ARTIFACT:
+            outcome = "not_found" if stored is None else "missing_artifact"
+            return error(404, "not_found", outcome=outcome, sha256=address)
+        data, media_type = stored
+        if mode is FaultMode.CORRUPT_ARTIFACT:
+            return Reply(200, content=corrupt(data), media_type=media_type, outcome=mode.value)
+        return Reply(200, content=data, media_type=media_type)
 
-        return await services.handle(
-            request,
-            service="artifacts",
-            operation="get",
-            business_key=address,
-            body={"sha256": address},
-            work=work,
-        )
+    return await services.handle(
+        request,
+        service="artifacts",
+        operation="get",
+        business_key=address,
+        body={"sha256": address},
+        work=work,
+    )
 
-    return [
-        Route("/artifacts/{sha256}", put, methods=["PUT"]),
-        Route("/artifacts/{sha256}", get, methods=["GET"]),
-    ]
+
+ROUTES: RouteTable = (
+    ("PUT", "/artifacts/{sha256}", put),
+    ("GET", "/artifacts/{sha256}", get),
+)
+
+
+def routes(services: Services) -> list[Route]:
+    return bind(services, ROUTES)

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from killpoint.fake_services._service import Reply, Services, parse, read_json
+from killpoint.fake_services._service import Reply, RouteTable, Services, bind, parse, read_json
 from killpoint.fake_services.faults import Fault
 from killpoint.fake_services.journal import RequestRecord, fingerprint
 from killpoint.fake_services.models import Message, MessageRequest
@@ -23,32 +23,33 @@ def message_key(to: str, subject: str) -> str:
     return fingerprint({"to": to, "subject": subject})
 
 
-def routes(services: Services) -> list[Route]:
+async def send(services: Services, request: Request) -> Response:
     state = services.state
+    body = await read_json(request)
+    parsed = parse(MessageRequest, body)
 
-    async def send(request: Request) -> Response:
-        body = await read_json(request)
-        parsed = parse(MessageRequest, body)
-
-        def work(record: RequestRecord, fault: Fault | None) -> Reply:
-            if isinstance(parsed, Reply):
-                return parsed
-            message = Message(
-                id=state.next_id("message", "msg"), sent_at=record.time, **parsed.model_dump()
-            )
-            document = message.model_dump()
-            state.insert("message", message.id, document, lookup=record.business_key)
-            return Reply(201, document, resource_id=message.id, outcome="applied")
-
-        return await services.handle(
-            request,
-            service="mailer",
-            operation="send",
-            business_key=None
-            if isinstance(parsed, Reply)
-            else message_key(parsed.to, parsed.subject),
-            body=body,
-            work=work,
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        if isinstance(parsed, Reply):
+            return parsed
+        message = Message(
+            id=state.next_id("message", "msg"), sent_at=record.time, **parsed.model_dump()
         )
+        document = message.model_dump()
+        state.insert("message", message.id, document, lookup=record.business_key)
+        return Reply(201, document, resource_id=message.id, outcome="applied")
 
-    return [Route("/mailer/messages", send, methods=["POST"])]
+    return await services.handle(
+        request,
+        service="mailer",
+        operation="send",
+        business_key=None if isinstance(parsed, Reply) else message_key(parsed.to, parsed.subject),
+        body=body,
+        work=work,
+    )
+
+
+ROUTES: RouteTable = (("POST", "/mailer/messages", send),)
+
+
+def routes(services: Services) -> list[Route]:
+    return bind(services, ROUTES)

@@ -8,13 +8,19 @@ engine reconcile an unknown outcome before it decides to retry.
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from killpoint.fake_services._service import Reply, Services, error, parse, read_json
+from killpoint.fake_services._service import (
+    Reply,
+    RouteTable,
+    Services,
+    bind,
+    error,
+    parse,
+    read_json,
+)
 from killpoint.fake_services.faults import Fault
 from killpoint.fake_services.journal import RequestRecord
 from killpoint.fake_services.models import Charge, ChargeRequest, Refund, RefundRequest
@@ -38,117 +44,129 @@ def _keyed_create(services: Services, kind: str, record: RequestRecord) -> Reply
     return Reply(201, document, outcome="replayed", headers={"idempotent-replayed": "true"})
 
 
-def routes(services: Services) -> list[Route]:
+def _charge(services: Services, parsed: ChargeRequest, record: RequestRecord) -> Reply:
     state = services.state
+    charge = Charge(
+        id=state.next_id("charge", "ch"),
+        status="succeeded",
+        idempotency_key=record.idempotency_key,
+        created_at=record.time,
+        **parsed.model_dump(),
+    )
+    document = charge.model_dump()
+    state.insert(
+        "charge",
+        charge.id,
+        document,
+        idempotency_key=record.idempotency_key,
+        lookup=charge.order_id,
+        fingerprint=record.fingerprint,
+    )
+    return Reply(201, document, resource_id=charge.id, outcome="applied")
 
-    async def create_charge(request: Request) -> Response:
-        body = await read_json(request)
-        parsed = parse(ChargeRequest, body)
 
-        def work(record: RequestRecord, fault: Fault | None) -> Reply:
-            if isinstance(parsed, Reply):
-                return parsed
-            replay = _keyed_create(services, "charge", record)
-            if replay is not None:
-                return replay
-            charge = Charge(
-                id=state.next_id("charge", "ch"),
-                status="succeeded",
-                idempotency_key=record.idempotency_key,
-                created_at=record.time,
-                **parsed.model_dump(),
-            )
-            document = charge.model_dump()
-            state.insert(
-                "charge",
-                charge.id,
-                document,
-                idempotency_key=record.idempotency_key,
-                lookup=charge.order_id,
-                fingerprint=record.fingerprint,
-            )
-            return Reply(201, document, resource_id=charge.id, outcome="applied")
+async def create_charge(services: Services, request: Request) -> Response:
+    body = await read_json(request)
+    parsed = parse(ChargeRequest, body)
 
-        business_key = None if isinstance(parsed, Reply) else parsed.order_id
-        return await services.handle(
-            request,
-            service="payments",
-            operation="create_charge",
-            business_key=business_key,
-            body=body,
-            work=work,
-        )
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        if isinstance(parsed, Reply):
+            return parsed
+        return _keyed_create(services, "charge", record) or _charge(services, parsed, record)
 
-    async def refund(request: Request) -> Response:
-        body = await read_json(request)
-        parsed = parse(RefundRequest, body)
+    return await services.handle(
+        request,
+        service="payments",
+        operation="create_charge",
+        business_key=None if isinstance(parsed, Reply) else parsed.order_id,
+        body=body,
+        work=work,
+    )
 
-        def work(record: RequestRecord, fault: Fault | None) -> Reply:
-            if isinstance(parsed, Reply):
-                return parsed
-            replay = _keyed_create(services, "refund", record)
-            if replay is not None:
-                return replay
-            charge = state.get("charge", parsed.charge_id)
-            if charge is None:
-                return error(404, "not_found", charge_id=parsed.charge_id)
-            refunded = sum(r["amount_cents"] for r in state.by_lookup("refund", parsed.charge_id))
-            if refunded + parsed.amount_cents > charge["amount_cents"]:
-                return error(422, "refund_exceeds_charge", refunded_cents=refunded)
-            refund = Refund(
-                id=state.next_id("refund", "re"),
-                status="succeeded",
-                idempotency_key=record.idempotency_key,
-                created_at=record.time,
-                **parsed.model_dump(),
-            )
-            document = refund.model_dump()
-            state.insert(
-                "refund",
-                refund.id,
-                document,
-                idempotency_key=record.idempotency_key,
-                lookup=refund.charge_id,
-                fingerprint=record.fingerprint,
-            )
-            return Reply(201, document, resource_id=refund.id, outcome="applied")
 
-        business_key = None if isinstance(parsed, Reply) else parsed.charge_id
-        return await services.handle(
-            request,
-            service="payments",
-            operation="refund",
-            business_key=business_key,
-            body=body,
-            work=work,
-        )
+def _refund(services: Services, parsed: RefundRequest, record: RequestRecord) -> Reply:
+    state = services.state
+    charge = state.get("charge", parsed.charge_id)
+    if charge is None:
+        return error(404, "not_found", charge_id=parsed.charge_id)
+    refunded = sum(r["amount_cents"] for r in state.by_lookup("refund", parsed.charge_id))
+    if refunded + parsed.amount_cents > charge["amount_cents"]:
+        return error(422, "refund_exceeds_charge", refunded_cents=refunded)
+    refund = Refund(
+        id=state.next_id("refund", "re"),
+        status="succeeded",
+        idempotency_key=record.idempotency_key,
+        created_at=record.time,
+        **parsed.model_dump(),
+    )
+    document = refund.model_dump()
+    state.insert(
+        "refund",
+        refund.id,
+        document,
+        idempotency_key=record.idempotency_key,
+        lookup=refund.charge_id,
+        fingerprint=record.fingerprint,
+    )
+    return Reply(201, document, resource_id=refund.id, outcome="applied")
 
-    def by_key(kind: str, operation: str) -> Any:
-        async def endpoint(request: Request) -> Response:
-            key = request.path_params["key"]
 
-            def work(record: RequestRecord, fault: Fault | None) -> Reply:
-                seen = state.by_idempotency_key(kind, key)
-                if seen is None:
-                    return error(404, "not_found", outcome="not_found", idempotency_key=key)
-                found = seen[1]
-                read_key = found.get("order_id") or found.get("charge_id")
-                return Reply(200, found, business_key=read_key)
+async def refund(services: Services, request: Request) -> Response:
+    body = await read_json(request)
+    parsed = parse(RefundRequest, body)
 
-            return await services.handle(
-                request,
-                service="payments",
-                operation=operation,
-                business_key=None,
-                body={"idempotency_key": key},
-                work=work,
-            )
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        if isinstance(parsed, Reply):
+            return parsed
+        return _keyed_create(services, "refund", record) or _refund(services, parsed, record)
 
-        return endpoint
+    return await services.handle(
+        request,
+        service="payments",
+        operation="refund",
+        business_key=None if isinstance(parsed, Reply) else parsed.charge_id,
+        body=body,
+        work=work,
+    )
 
-    return [
-        Route("/payments/charges", create_charge, methods=["POST"]),
-        Route("/payments/charges/by-key/{key}", by_key("charge", "charge_by_key"), methods=["GET"]),
-        Route("/payments/refunds", refund, methods=["POST"]),
-        Route("/payments/refunds/by-key/{key}", by_key("refund", "refund_by_key"), methods=["GET"]),
-    ]
+
+async def _by_key(services: Services, request: Request, kind: str, operation: str) -> Response:
+    """A charge or refund by the idempotency key it was created with (404 if none was)."""
+    key = request.path_params["key"]
+
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        seen = services.state.by_idempotency_key(kind, key)
+        if seen is None:
+            return error(404, "not_found", outcome="not_found", idempotency_key=key)
+        found = seen[1]
+        read_key = found.get("order_id") or found.get("charge_id")
+        return Reply(200, found, business_key=read_key)
+
+    return await services.handle(
+        request,
+        service="payments",
+        operation=operation,
+        business_key=None,
+        body={"idempotency_key": key},
+        work=work,
+    )
+
+
+async def charge_by_key(services: Services, request: Request) -> Response:
+    return await _by_key(services, request, "charge", "charge_by_key")
+
+
+async def refund_by_key(services: Services, request: Request) -> Response:
+    return await _by_key(services, request, "refund", "refund_by_key")
+
+
+ROUTES: RouteTable = (
+    ("POST", "/payments/charges", create_charge),
+    ("GET", "/payments/charges/by-key/{key}", charge_by_key),
+    ("POST", "/payments/refunds", refund),
+    ("GET", "/payments/refunds/by-key/{key}", refund_by_key),
+)
+
+
+def routes(services: Services) -> list[Route]:
+    return bind(services, ROUTES)

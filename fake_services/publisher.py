@@ -14,7 +14,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from killpoint.fake_services._service import Reply, Services, error, parse, read_json
+from killpoint.fake_services._service import (
+    Reply,
+    RouteTable,
+    Services,
+    bind,
+    error,
+    parse,
+    read_json,
+)
 from killpoint.fake_services.faults import Fault, FaultMode
 from killpoint.fake_services.journal import RequestRecord
 from killpoint.fake_services.models import Publication, PublicationRequest
@@ -37,60 +45,65 @@ def _visible(stored: dict[str, Any], now: float) -> bool:
     return after_s is not None and now >= published_at + float(after_s)
 
 
-def routes(services: Services) -> list[Route]:
+async def publish(services: Services, request: Request) -> Response:
     state = services.state
+    body = await read_json(request)
+    parsed = parse(PublicationRequest, body)
 
-    async def publish(request: Request) -> Response:
-        body = await read_json(request)
-        parsed = parse(PublicationRequest, body)
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        if isinstance(parsed, Reply):
+            return parsed
+        publication = Publication(published_at=record.time, **parsed.model_dump())
+        resource_id = state.next_id("publication", "pub")
+        stored = {
+            "id": resource_id,
+            "publication": publication.model_dump(),
+            "visibility": _visibility(fault),
+            "reads": 0,
+        }
+        state.insert("publication", resource_id, stored, lookup=publication.ref)
+        return Reply(201, publication.model_dump(), resource_id=resource_id, outcome="applied")
 
-        def work(record: RequestRecord, fault: Fault | None) -> Reply:
-            if isinstance(parsed, Reply):
-                return parsed
-            publication = Publication(published_at=record.time, **parsed.model_dump())
-            resource_id = state.next_id("publication", "pub")
-            stored = {
-                "id": resource_id,
-                "publication": publication.model_dump(),
-                "visibility": _visibility(fault),
-                "reads": 0,
-            }
-            state.insert("publication", resource_id, stored, lookup=publication.ref)
-            return Reply(201, publication.model_dump(), resource_id=resource_id, outcome="applied")
+    return await services.handle(
+        request,
+        service="publisher",
+        operation="publish",
+        business_key=None if isinstance(parsed, Reply) else parsed.ref,
+        body=body,
+        work=work,
+    )
 
-        return await services.handle(
-            request,
-            service="publisher",
-            operation="publish",
-            business_key=None if isinstance(parsed, Reply) else parsed.ref,
-            body=body,
-            work=work,
-        )
 
-    async def read(request: Request) -> Response:
-        ref = request.path_params["ref"]
+async def read(services: Services, request: Request) -> Response:
+    state = services.state
+    ref = request.path_params["ref"]
 
-        def work(record: RequestRecord, fault: Fault | None) -> Reply:
-            versions = state.by_lookup("publication", ref)
-            if not versions:
-                return error(404, "not_found", outcome="not_found", ref=ref)
-            latest = versions[-1]
-            visible = _visible(latest, services.clock.now())
-            state.replace("publication", latest["id"], {**latest, "reads": latest["reads"] + 1})
-            if not visible:
-                return error(404, "not_visible", outcome="not_visible", ref=ref)
-            return Reply(200, latest["publication"])
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        versions = state.by_lookup("publication", ref)
+        if not versions:
+            return error(404, "not_found", outcome="not_found", ref=ref)
+        latest = versions[-1]
+        visible = _visible(latest, services.clock.now())
+        state.replace("publication", latest["id"], {**latest, "reads": latest["reads"] + 1})
+        if not visible:
+            return error(404, "not_visible", outcome="not_visible", ref=ref)
+        return Reply(200, latest["publication"])
 
-        return await services.handle(
-            request,
-            service="publisher",
-            operation="read",
-            business_key=ref,
-            body={"ref": ref},
-            work=work,
-        )
+    return await services.handle(
+        request,
+        service="publisher",
+        operation="read",
+        business_key=ref,
+        body={"ref": ref},
+        work=work,
+    )
 
-    return [
-        Route("/publisher/publications", publish, methods=["POST"]),
-        Route("/publisher/publications/{ref}", read, methods=["GET"]),
-    ]
+
+ROUTES: RouteTable = (
+    ("POST", "/publisher/publications", publish),
+    ("GET", "/publisher/publications/{ref}", read),
+)
+
+
+def routes(services: Services) -> list[Route]:
+    return bind(services, ROUTES)

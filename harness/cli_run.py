@@ -97,7 +97,7 @@ def _write_outputs(
 
         written.append(f"junit: {write_junit(result, junit)}")
     if out is not None:
-        from killpoint.reports._atomic import write_atomic
+        from killpoint.reports import write_atomic
 
         written.append(f"result: {write_atomic(out, result.model_dump_json())}")
     return written
@@ -343,7 +343,7 @@ def replay(
             f"killpoint: warning: crash point(s) never reached: {', '.join(missed)}", err=True
         )
     if history is not None:
-        from killpoint.reports._atomic import write_atomic
+        from killpoint.reports import write_atomic
 
         write_atomic(history, result.model_dump_json(indent=2))
     if as_json:

@@ -1,8 +1,11 @@
 """Recovery metrics and the HTML and JUnit reports of a campaign.
 
-Reports read `harness.results.CampaignResult` only; nothing here runs an engine.
+Reports read `harness.results.CampaignResult` only; nothing here runs an engine. `write_atomic`
+is how every result file is written (a reader never sees half of one), so the CLI writes its
+JSON through it too.
 """
 
+from killpoint.reports._atomic import write_atomic
 from killpoint.reports.html import render_html, write_html
 from killpoint.reports.junit import write_junit
 from killpoint.reports.metrics import CampaignMetrics, campaign_metrics, summary_json
@@ -12,6 +15,7 @@ __all__ = [
     "campaign_metrics",
     "render_html",
     "summary_json",
+    "write_atomic",
     "write_html",
     "write_junit",
 ]

@@ -85,9 +85,7 @@ def _bins(values: list[float]) -> list[tuple[float, float, int]]:
 
 
 def _y_ticks(top_value: float, y0: float, y1: float) -> list[Tick]:
-    return [
-        Tick(y1 - (y1 - y0) * frac, fmt(top_value * frac)) for frac in (0.0, 0.5, 1.0)
-    ]
+    return [Tick(y1 - (y1 - y0) * frac, fmt(top_value * frac)) for frac in (0.0, 0.5, 1.0)]
 
 
 def histogram(chart_id: str, title: str, values: list[float], x_label: str) -> Chart:
@@ -98,13 +96,13 @@ def histogram(chart_id: str, title: str, values: list[float], x_label: str) -> C
     x0, y0, x1, y1 = chart.plot
     slot = (x1 - x0) / len(bins)
     top = max(count for _, _, count in bins)
-    integer = len(bins) > 1 and bins[0][1] - bins[0][0] == 1.0 and all(
-        v == int(v) for v in values
-    )
+    integer = len(bins) > 1 and bins[0][1] - bins[0][0] == 1.0 and all(v == int(v) for v in values)
     bars = [
         Bar(
-            x=x0 + i * slot + 1, width=max(slot - 2, 1.0),
-            y=y1 - (y1 - y0) * count / top, height=(y1 - y0) * count / top,
+            x=x0 + i * slot + 1,
+            width=max(slot - 2, 1.0),
+            y=y1 - (y1 - y0) * count / top,
+            height=(y1 - y0) * count / top,
             title=f"{fmt(lo) if integer or lo == hi else f'{fmt(lo)} to {fmt(hi)}'}: {count} runs",
         )
         for i, (lo, hi, count) in enumerate(bins)
@@ -133,7 +131,8 @@ def scatter(
     biggest = max(counts.values())
     dots = [
         Dot(
-            cx=x0 + (x1 - x0) * steps / x_top, cy=y1 - (y1 - y0) * size / y_top,
+            cx=x0 + (x1 - x0) * steps / x_top,
+            cy=y1 - (y1 - y0) * size / y_top,
             r=3.0 + 5.0 * math.sqrt(n / biggest) if biggest > 1 else 3.5,
             title=f"{steps} steps, {size:,} bytes: {n} run{'s' if n > 1 else ''}",
         )

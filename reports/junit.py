@@ -17,6 +17,7 @@ from pathlib import Path
 
 from killpoint.harness.results import CampaignResult, MutantResult, RunResult
 from killpoint.reports._atomic import write_atomic
+from killpoint.reports.view import replay_command
 
 BOUNDARY_KINDS = ("single", "double")
 _WORKER_PREFIX = re.compile(r"^w\d+ ")
@@ -31,6 +32,8 @@ def boundary_of(run: RunResult) -> str | None:
     if run.kind not in BOUNDARY_KINDS or not run.crashed_at:
         return None
     return _WORKER_PREFIX.sub("", run.crashed_at[0])
+
+
 MUTANT_SUITE = "killpoint.mutants"
 
 
@@ -42,8 +45,13 @@ def _message(run: RunResult) -> tuple[str, str]:
     for verdict in failed:
         lines.append(f"[{verdict.checker}] {verdict.summary}")
         lines += [f"  {line}" for line in verdict.evidence]
-    if run.schedule_file:
-        lines.append(f"replay: killpoint replay {run.schedule_file}")
+    replay = replay_command(run)
+    if replay is not None:
+        lines.append(f"replay: {replay}")
+    elif run.schedule_file:
+        lines.append(
+            f"schedule: {run.schedule_file} (it names no engine: replay it through its test)"
+        )
     return message, "\n".join(lines)
 
 
@@ -51,9 +59,7 @@ def _case(
     suite: ET.Element, classname: str, name: str, runs: Iterable[RunResult], time_s: float = 0.0
 ) -> ET.Element:
     runs = list(runs)
-    case = ET.SubElement(
-        suite, "testcase", classname=classname, name=name, time=f"{time_s:.3f}"
-    )
+    case = ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{time_s:.3f}")
     bad = [r for r in runs if r.valid is False]
     unsure = [r for r in runs if r.valid == "unknown"]
     if bad:
@@ -63,15 +69,17 @@ def _case(
         )
         failure.text = "\n\n".join(t for _, t in texts)
     elif unsure:
-        reasons = {v.summary or v.checker for r in unsure for v in r.verdicts
-                   if v.valid == "unknown"}
-        ET.SubElement(case, "skipped", message="oracle could not decide: " + "; ".join(
-            sorted(reasons)))
+        reasons = {
+            v.summary or v.checker for r in unsure for v in r.verdicts if v.valid == "unknown"
+        }
+        ET.SubElement(
+            case, "skipped", message="oracle could not decide: " + "; ".join(sorted(reasons))
+        )
     if runs:
         out = ET.SubElement(case, "system-out")
         out.text = "\n".join(
-            f"{r.run_id} {r.kind} {r.label}: {r.final_status}/{r.final_state} "
-            f"valid={r.valid}" for r in runs
+            f"{r.run_id} {r.kind} {r.label}: {r.final_status}/{r.final_state} valid={r.valid}"
+            for r in runs
         )
     return case
 
@@ -90,8 +98,12 @@ def _scenario_suite(root: ET.Element, result: CampaignResult, scenario: str) -> 
         case = _case(suite, scenario, label, at, sum(r.measures.recovery_wall_s for r in at))
         outcome = coverage.outcome_by_boundary.get(label) if coverage else None
         if not at and outcome == "violation":
-            ET.SubElement(case, "failure", type="violation",
-                          message="violation recorded for this boundary (run not kept)")
+            ET.SubElement(
+                case,
+                "failure",
+                type="violation",
+                message="violation recorded for this boundary (run not kept)",
+            )
     for run in runs:
         if run.kind not in BOUNDARY_KINDS and run.kind != "generated":
             _case(suite, f"{scenario}.{run.kind}", run.label, [run], run.measures.recovery_wall_s)
@@ -104,17 +116,24 @@ def _scenario_suite(root: ET.Element, result: CampaignResult, scenario: str) -> 
 def _mutant_suite(root: ET.Element, mutants: list[MutantResult]) -> None:
     suite = ET.SubElement(root, "testsuite", name=MUTANT_SUITE)
     for mutant in mutants:
-        case = ET.SubElement(suite, "testcase", classname=MUTANT_SUITE, name=mutant.mutant,
-                             time="0.000")
+        case = ET.SubElement(
+            suite, "testcase", classname=MUTANT_SUITE, name=mutant.mutant, time="0.000"
+        )
         if not mutant.caught:
-            ET.SubElement(case, "failure", type="mutant-survived",
-                          message=f"the oracle did not catch {mutant.mutant}: "
-                                  f"{mutant.description or 'no checker failed'}")
+            ET.SubElement(
+                case,
+                "failure",
+                type="mutant-survived",
+                message=f"the oracle did not catch {mutant.mutant}: "
+                f"{mutant.description or 'no checker failed'}",
+            )
         else:
             out = ET.SubElement(case, "system-out")
             schedule = mutant.schedule.describe() if mutant.schedule else "-"
-            out.text = (f"caught by {mutant.checker} after {mutant.runs_to_detection} runs; "
-                        f"schedule: {schedule}")
+            out.text = (
+                f"caught by {mutant.checker} after {mutant.runs_to_detection} runs; "
+                f"schedule: {schedule}"
+            )
     _count(suite)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from killpoint.fake_services.faults import FaultMode
 from killpoint.fake_services.journal import RequestRecord
-from killpoint.harness.history import History
+from killpoint.harness.history import History, WorkerRecord
 from killpoint.harness.results import EvidenceRef
 
 LABEL_WIDTH = 150.0
@@ -71,8 +71,20 @@ class Timeline:
     evidence_marks: int
 
 
-def _columns(history: History) -> tuple[dict[int, int], dict[int, int], int]:
-    """Column of each hit (by index) and each request (by journal seq); the column count."""
+@dataclass(frozen=True)
+class _Grid:
+    """The x axis: the column of each hit (by index) and each request (by journal seq)."""
+
+    hit_col: dict[int, int]
+    req_col: dict[int, int]
+    columns: int
+    step: float
+
+    def x(self, col: float) -> float:
+        return LABEL_WIDTH + (col + 0.5) * self.step
+
+
+def _grid(history: History) -> _Grid:
     hit_col: dict[int, int] = {}
     req_col: dict[int, int] = {}
     pending = sorted(history.requests, key=lambda r: r.seq)
@@ -90,7 +102,8 @@ def _columns(history: History) -> tuple[dict[int, int], dict[int, int], int]:
     for request in pending:
         req_col[request.seq] = col
         col += 1
-    return hit_col, req_col, col
+    step = max(MIN_STEP, min(MAX_STEP, TARGET_WIDTH / max(col, 1)))
+    return _Grid(hit_col, req_col, col, step)
 
 
 def _applied_requests(history: History) -> dict[int, int]:
@@ -134,14 +147,36 @@ def _fit_step_labels(lane: Lane) -> None:
 
 
 def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
-    hit_col, req_col, columns = _columns(history)
-    step = max(MIN_STEP, min(MAX_STEP, TARGET_WIDTH / max(columns, 1)))
-
-    def x(col: float) -> float:
-        return LABEL_WIDTH + (col + 0.5) * step
-
-    hit_refs, worker_refs = _refs(refs, "hit"), _refs(refs, "worker")
+    grid = _grid(history)
     records = {w.worker: w for w in history.workers}
+    lanes = _worker_lanes(history, records, _refs(refs, "worker"))
+    evidence = _hit_marks(history, grid, lanes, records, refs)
+    for lane in lanes.values():
+        _fit_step_labels(lane)
+    store = lanes.setdefault("store", Lane(name="store", kind="store", title="checkpoints"))
+    evidence += _checkpoint_marks(history, grid, store, _refs(refs, "checkpoint"))
+    evidence += _tamper_marks(history, grid, store, _refs(refs, "tamper"))
+    bands, marked = _request_marks(history, grid, lanes, refs)
+    evidence += marked
+    bands += _down_bands(history, grid, records)
+    ordered = [lane for lane in lanes.values() if lane.kind == "worker"]
+    ordered += [store] + [lane for lane in lanes.values() if lane.kind == "service"]
+    for n, lane in enumerate(ordered):
+        lane.y = TOP + n * LANE_HEIGHT + LANE_HEIGHT / 2
+    return Timeline(
+        width=LABEL_WIDTH + (grid.columns + 1) * grid.step,
+        height=TOP + len(ordered) * LANE_HEIGHT + 6,
+        step=grid.step,
+        lanes=ordered,
+        bands=bands,
+        evidence_marks=evidence,
+    )
+
+
+def _worker_lanes(
+    history: History, records: dict[int, WorkerRecord], worker_refs: set[int]
+) -> dict[str, Lane]:
+    """One lane per worker, named by how it ended."""
     lanes: dict[str, Lane] = {}
     for number in sorted({h.worker for h in history.hits} | set(records)):
         rec = records.get(number)
@@ -151,9 +186,24 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
             title = f"worker {number} ({rec.owner}): {outcome} {rec.reason}".strip()
         ended = (rec.status if rec.end == "stopped" and rec.status else rec.end) if rec else ""
         lanes[f"w{number}"] = Lane(
-            name=f"w{number} {ended}".strip(), kind="worker",
-            evidence=number in worker_refs, title=title,
+            name=f"w{number} {ended}".strip(),
+            kind="worker",
+            evidence=number in worker_refs,
+            title=title,
         )
+    return lanes
+
+
+def _hit_marks(
+    history: History,
+    grid: _Grid,
+    lanes: dict[str, Lane],
+    records: dict[int, WorkerRecord],
+    refs: list[EvidenceRef],
+) -> int:
+    """Each boundary hit on its worker's lane (a death where a killed worker hit last); the
+    number of evidence marks placed."""
+    hit_refs, worker_refs = _refs(refs, "hit"), _refs(refs, "worker")
     last_hit = {h.worker: i for i, h in enumerate(history.hits)}
     evidence = 0
     last_step: dict[int, str | None] = {}
@@ -165,50 +215,77 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
         marked = i in hit_refs or (dies and hit.worker in worker_refs)
         evidence += marked
         lane = lanes[f"w{hit.worker}"]
-        lane.marks.append(Mark(
-            x=x(hit_col[i]), shape="death" if dies else "tick",
-            title=f"hit #{i} {hit.label()} (t={hit.time:.1f})" + (" — died here" if dies else ""),
-            classes=_cls("hit", "death" if dies else None, "evidence" if marked else None),
-            text=hit.step if new_step and hit.step else "",
-        ))
-        start = lane.span[0] if lane.span else x(hit_col[i])
-        lane.span = (start, x(hit_col[i]))
+        x = grid.x(grid.hit_col[i])
+        lane.marks.append(
+            Mark(
+                x=x,
+                shape="death" if dies else "tick",
+                title=f"hit #{i} {hit.label()} (t={hit.time:.1f})"
+                + (" — died here" if dies else ""),
+                classes=_cls("hit", "death" if dies else None, "evidence" if marked else None),
+                text=hit.step if new_step and hit.step else "",
+            )
+        )
+        lane.span = (lane.span[0] if lane.span else x, x)
+    return evidence
 
-    for lane in lanes.values():
-        _fit_step_labels(lane)
 
-    store = lanes.setdefault("store", Lane(name="store", kind="store", title="checkpoints"))
-    commits = [hit_col[i] for i, h in enumerate(history.hits) if h.boundary == COMMITTED]
+def _checkpoint_marks(history: History, grid: _Grid, store: Lane, cp_refs: set[int]) -> int:
+    """Checkpoint commits paired in order with `checkpoint.committed` hits; those written
+    before any hit (the start message) sit in the first column."""
+    commits = [grid.hit_col[i] for i, h in enumerate(history.hits) if h.boundary == COMMITTED]
     checkpoints = sorted(history.checkpoints, key=lambda c: c.sequence)
     extra = len(checkpoints) - len(commits)
-    cols = [0] * max(extra, 0) + commits[max(-extra, 0):]
-    cp_refs = _refs(refs, "checkpoint")
+    cols = [0] * max(extra, 0) + commits[max(-extra, 0) :]
+    evidence = 0
     for col, cp in zip(cols, checkpoints, strict=True):
         marked = cp.sequence in cp_refs
         evidence += marked
-        store.marks.append(Mark(
-            x=x(col), shape="checkpoint", text=str(cp.sequence),
-            title=f"checkpoint {cp.sequence}: {cp.state} ({cp.status})"
-            + ("" if cp.trusted else " — untrusted"),
-            classes=_cls("checkpoint", None if cp.trusted else "tampered",
-                         "evidence" if marked else None),
-        ))
-    worker_end = {h.worker: hit_col[i] for i, h in enumerate(history.hits)}
-    for t_index, tamper in enumerate(history.tampered):
-        marked = t_index in _refs(refs, "tamper")
-        evidence += marked
-        store.marks.append(Mark(
-            x=x(worker_end.get(tamper.after_worker, 0) + 1), shape="tamper",
-            title=f"tamper {tamper.kind} of checkpoint {tamper.sequence}",
-            classes=_cls("tamper", "evidence" if marked else None),
-        ))
+        store.marks.append(
+            Mark(
+                x=grid.x(col),
+                shape="checkpoint",
+                text=str(cp.sequence),
+                title=f"checkpoint {cp.sequence}: {cp.state} ({cp.status})"
+                + ("" if cp.trusted else " — untrusted"),
+                classes=_cls(
+                    "checkpoint", None if cp.trusted else "tampered", "evidence" if marked else None
+                ),
+            )
+        )
+    return evidence
 
-    bands: list[Band] = []
+
+def _tamper_marks(history: History, grid: _Grid, store: Lane, tamper_refs: set[int]) -> int:
+    """Each tampering just after the last hit of the worker it followed."""
+    worker_end = {h.worker: grid.hit_col[i] for i, h in enumerate(history.hits)}
+    evidence = 0
+    for t_index, tamper in enumerate(history.tampered):
+        marked = t_index in tamper_refs
+        evidence += marked
+        store.marks.append(
+            Mark(
+                x=grid.x(worker_end.get(tamper.after_worker, 0) + 1),
+                shape="tamper",
+                title=f"tamper {tamper.kind} of checkpoint {tamper.sequence}",
+                classes=_cls("tamper", "evidence" if marked else None),
+            )
+        )
+    return evidence
+
+
+def _request_marks(
+    history: History, grid: _Grid, lanes: dict[str, Lane], refs: list[EvidenceRef]
+) -> tuple[list[Band], int]:
+    """Each request on its service's lane (filled if it applied an effect), a band over each
+    network-faulted one; the bands and the number of evidence marks placed."""
     effect_of = _applied_requests(history)
     applied = set(effect_of.values())
     marked_requests = _refs(refs, "request") | {
         effect_of[e] for e in _refs(refs, "effect") if e in effect_of
     }
+    bands: list[Band] = []
+    evidence = 0
     for request in sorted(history.requests, key=lambda r: r.seq):
         seq = request.seq
         name = request.service
@@ -216,38 +293,49 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
         faulted = request.outcome in FAULT_OUTCOMES
         marked = seq in marked_requests
         evidence += marked
-        lane.marks.append(Mark(
-            x=x(req_col[seq]), shape="request", title=_request_title(request),
-            classes=_cls("request", "applied" if seq in applied else None,
-                         "net-fault" if faulted else None, "evidence" if marked else None),
-        ))
+        x = grid.x(grid.req_col[seq])
+        lane.marks.append(
+            Mark(
+                x=x,
+                shape="request",
+                title=_request_title(request),
+                classes=_cls(
+                    "request",
+                    "applied" if seq in applied else None,
+                    "net-fault" if faulted else None,
+                    "evidence" if marked else None,
+                ),
+            )
+        )
         if faulted:
-            bands.append(Band(x(req_col[seq]) - step / 2, step, "net",
-                              f"network fault: {request.outcome} on journal #{seq}",
-                              label=request.outcome.replace("_", " ")))
+            title = f"network fault: {request.outcome} on journal #{seq}"
+            label = request.outcome.replace("_", " ")
+            bands.append(Band(x - grid.step / 2, grid.step, "net", title, label=label))
+    return bands, evidence
 
+
+def _down_bands(history: History, grid: _Grid, records: dict[int, WorkerRecord]) -> list[Band]:
+    """A band from each death to the next worker's first hit (or the end: no recovery)."""
     first_col: dict[int, int] = {}
     for i, hit in enumerate(history.hits):
-        first_col.setdefault(hit.worker, hit_col[i])
+        first_col.setdefault(hit.worker, grid.hit_col[i])
+    worker_end = {h.worker: grid.hit_col[i] for i, h in enumerate(history.hits)}
     starts = sorted((col, worker) for worker, col in first_col.items())
+    bands: list[Band] = []
     for worker, rec in records.items():
         if rec.end not in ("killed", "sigkill") or worker not in worker_end:
             continue
         died = worker_end[worker]
         later = [(col, w) for col, w in starts if col > died and w != worker]
-        until = later[0][0] if later else columns
+        until = later[0][0] if later else grid.columns
         down_s = records[later[0][1]].started_at - rec.ended_at if later else None
-        bands.append(Band(
-            x(died), x(until) - x(died), "down", f"w{worker} dead until the next worker starts",
-            label=f"down {down_s:g}s" if down_s is not None else "no recovery",
-        ))
-
-    ordered = [lane for lane in lanes.values() if lane.kind == "worker"]
-    ordered += [store] + [lane for lane in lanes.values() if lane.kind == "service"]
-    for n, lane in enumerate(ordered):
-        lane.y = TOP + n * LANE_HEIGHT + LANE_HEIGHT / 2
-    return Timeline(
-        width=LABEL_WIDTH + (columns + 1) * step,
-        height=TOP + len(ordered) * LANE_HEIGHT + 6,
-        step=step, lanes=ordered, bands=bands, evidence_marks=evidence,
-    )
+        bands.append(
+            Band(
+                grid.x(died),
+                grid.x(until) - grid.x(died),
+                "down",
+                f"w{worker} dead until the next worker starts",
+                label=f"down {down_s:g}s" if down_s is not None else "no recovery",
+            )
+        )
+    return bands

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from killpoint.harness.results import CampaignResult, RunResult, Verdict
@@ -52,7 +53,8 @@ class ViolationView:
     run: RunResult
     failed: list[Verdict]
     evidence: dict[str, list[str]]  # checker -> its smallest evidence, capped
-    replay: str | None
+    replay: str | None  # complete by itself; None when it could not be (see `replay_command`)
+    replay_from_launch: bool  # the schedule path is relative to the folder the campaign ran in
     schedule_json: str | None
     timeline: Timeline | None
 
@@ -91,16 +93,26 @@ def tiles(metrics: CampaignMetrics) -> list[Tile]:
     score = metrics.mutation_score
     return [
         Tile("runs", "runs", str(metrics.runs), "fault schedules executed", "neutral"),
-        Tile("violations", "violations", str(metrics.violations), "runs an invariant rejected",
-             "bad" if metrics.violations else "good"),
+        Tile(
+            "violations",
+            "violations",
+            str(metrics.violations),
+            "runs an invariant rejected",
+            "bad" if metrics.violations else "good",
+        ),
         _tile("resume", "resume success", metrics.resume_success, good_when_all=True),
         _tile("duplicates", "duplicate effects", metrics.duplicate_effects, good_when_all=False),
         _tile("review", "needs review", metrics.needs_review, good_when_all=False, warn=True),
         _tile("budget", "resumes within budget", metrics.within_budget, good_when_all=True),
-        _tile("coverage", "boundaries crashed", Rate(count=cov.crashed, of=cov.discovered),
-              good_when_all=True),
-        _tile("mutation", "mutants caught", score, good_when_all=True) if score else
-        Tile("mutation", "mutants caught", "n/a", "no mutants run", "neutral"),
+        _tile(
+            "coverage",
+            "boundaries crashed",
+            Rate(count=cov.crashed, of=cov.discovered),
+            good_when_all=True,
+        ),
+        _tile("mutation", "mutants caught", score, good_when_all=True)
+        if score
+        else Tile("mutation", "mutants caught", "n/a", "no mutants run", "neutral"),
     ]
 
 
@@ -130,32 +142,56 @@ def coverage(result: CampaignResult) -> tuple[list[str], list[CoverageRow]]:
             groups[columns.index(boundary_kind(label))].append(
                 Cell(label, outcome_class(outcome), f"{label}: {outcome or 'not crashed'}")
             )
-        rows.append(CoverageRow(s.scenario, len(crashed & set(s.boundaries_discovered)),
-                                len(s.boundaries_discovered), groups))
+        rows.append(
+            CoverageRow(
+                s.scenario,
+                len(crashed & set(s.boundaries_discovered)),
+                len(s.boundaries_discovered),
+                groups,
+            )
+        )
     return columns, rows
 
 
 def charts(metrics: CampaignMetrics) -> list[Chart]:
     rt = metrics.recovery_time
     return [
-        histogram("recovery-clock", "Recovery time (injected clock)", rt.clock_s.values,
-                  "seconds from first death to the end"),
-        histogram("recovery-steps", "Recovery steps", rt.steps.values,
-                  "boundary hits from first death to the end"),
-        scatter("storage-growth", "Storage growth", metrics.storage.points,
-                "steps", "store bytes"),
+        histogram(
+            "recovery-clock",
+            "Recovery time (injected clock)",
+            rt.clock_s.values,
+            "seconds from first death to the end",
+        ),
+        histogram(
+            "recovery-steps",
+            "Recovery steps",
+            rt.steps.values,
+            "boundary hits from first death to the end",
+        ),
+        scatter("storage-growth", "Storage growth", metrics.storage.points, "steps", "store bytes"),
     ]
+
+
+def replay_command(run: RunResult) -> str | None:
+    """`killpoint replay FILE`, complete by itself: the schedule names the engine it ran, so no
+    flag is needed. None without a saved file, or when the engine was handed to the harness as
+    an object (the schedule names none, and only the test that built it can rebuild it)."""
+    if run.schedule_file is None or run.schedule.engine is None:
+        return None
+    return f"killpoint replay {shlex.quote(run.schedule_file)}"
 
 
 def violation_view(run: RunResult, with_timeline: bool) -> ViolationView:
     failed = [v for v in run.verdicts if v.valid is False]
     refs = [ref for v in failed for ref in v.refs]
+    replay = replay_command(run)
     return ViolationView(
         run=run,
         failed=failed,
         evidence={v.checker: v.evidence[:MAX_EVIDENCE_LINES] for v in failed},
-        replay=f"killpoint replay {shlex.quote(run.schedule_file)}" if run.schedule_file else None,
-        schedule_json=None if run.schedule_file else run.schedule.model_dump_json(indent=2),
+        replay=replay,
+        replay_from_launch=replay is not None and not Path(str(run.schedule_file)).is_absolute(),
+        schedule_json=None if replay else run.schedule.model_dump_json(indent=2),
         timeline=build_timeline(run.history, refs) if with_timeline and run.history else None,
     )
 
@@ -175,15 +211,26 @@ def build_page(result: CampaignResult) -> Page:
     metrics = campaign_metrics(result)
     violating = result.violations
     columns, rows = coverage(result)
-    verdict = "fail" if violating else (
-        "unknown" if any(r.valid == "unknown" for r in result.runs) else "pass")
+    verdict = (
+        "fail"
+        if violating
+        else ("unknown" if any(r.valid == "unknown" for r in result.runs) else "pass")
+    )
     return Page(
-        result=result, metrics=metrics, verdict=verdict, tiles=tiles(metrics),
-        boundary_columns=columns, coverage=rows, charts=charts(metrics),
+        result=result,
+        metrics=metrics,
+        verdict=verdict,
+        tiles=tiles(metrics),
+        boundary_columns=columns,
+        coverage=rows,
+        charts=charts(metrics),
         violations=[violation_view(r, True) for r in violating[:MAX_DETAILED_VIOLATIONS]],
         omitted_violations=max(0, len(violating) - MAX_DETAILED_VIOLATIONS),
         run_table=run_table(result),
-        violation_counts=[(s, c, n) for (s, c), n in Counter(
-            (r.scenario, v.checker) for r in violating for v in r.verdicts if v.valid is False
-        ).most_common()],
+        violation_counts=[
+            (s, c, n)
+            for (s, c), n in Counter(
+                (r.scenario, v.checker) for r in violating for v in r.verdicts if v.valid is False
+            ).most_common()
+        ],
     )

@@ -1,9 +1,11 @@
-"""Fixtures shared by every test: a store on each backend, a fake clock, a checkpoint key.
+"""Fixtures shared by every test: a store and a world on each backend, the fake services, a
+fake clock, a checkpoint key.
 
-The `store` fixture is parametrized over SQLite (a file in tmp_path) and PostgreSQL (a fresh
-schema per test at `$KILLPOINT_TEST_POSTGRES_URL`, dropped with CASCADE afterwards). PostgreSQL
-is skipped, with the reason, only when that variable is unset outside CI; once it is set (or
-`CI` is), an unreachable server fails the test instead of quietly shrinking the suite.
+The `store` and `world` fixtures are parametrized over SQLite (a file in tmp_path) and
+PostgreSQL (a fresh schema per test at `$KILLPOINT_TEST_POSTGRES_URL`, dropped with CASCADE
+afterwards). PostgreSQL is skipped, with the reason, only when that variable is unset outside
+CI; once it is set (or `CI` is), an unreachable server fails the test instead of quietly
+shrinking the suite.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
+from killpoint.fake_services import InProcessServices
 from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.databases import drop_schemas
 from killpoint.harness.engine.store import Store
+from killpoint.harness.world import World
 
 POSTGRES_ENV = "KILLPOINT_TEST_POSTGRES_URL"
 TEST_KEY = "test-checkpoint-key-0123456789abcdef"
@@ -110,6 +116,35 @@ def open_store(database: tuple[str, str | None]) -> Iterator[OpenStore]:
 @pytest.fixture
 def store(open_store: OpenStore) -> Store:
     return open_store()
+
+
+@pytest.fixture
+def world(backend: str, tmp_path: Path, checkpoint_key: bytes) -> Iterator[World]:
+    """A campaign's world, as `World.open` makes one: its own store on this test's backend (a
+    SQLite file in its folder, or a fresh PostgreSQL schema, dropped afterwards), in-process
+    services and one clock for both."""
+    url = None
+    if backend == "postgres":
+        url = _postgres_url()
+        _check_reachable(url)
+    with World.open(tmp_path / "world", url) as opened:
+        yield opened
+    if url is not None:
+        options = str(make_url(opened.store.url).query["options"])
+        drop_schemas(url, [options.partition("search_path=")[2]])
+
+
+@pytest.fixture
+def services() -> Iterator[InProcessServices]:
+    """Fresh in-process fake services with an in-memory journal."""
+    with InProcessServices() as running:
+        yield running
+
+
+@pytest.fixture
+def http(services: InProcessServices) -> Iterator[httpx.Client]:
+    with services.client(timeout=1.0) as client:
+        yield client
 
 
 @pytest.fixture

@@ -1,26 +1,11 @@
-"""Fixtures: fresh in-process services per test, a rule builder."""
+"""A fault-plan builder for the service tests (their `services` and `http` fixtures are the
+shared ones in `tests/conftest.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import httpx
-import pytest
-
-from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
-
-
-@pytest.fixture
-def services() -> Iterator[InProcessServices]:
-    with InProcessServices() as running:
-        yield running
-
-
-@pytest.fixture
-def http(services: InProcessServices) -> Iterator[httpx.Client]:
-    with services.client(timeout=1.0) as client:
-        yield client
+from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
 
 
 def plan(*rules: dict[str, Any]) -> FaultPlan:

@@ -1,9 +1,8 @@
-"""Campaign results for the report tests, built from the harness's own pydantic models.
+"""Campaign results for the report tests, built from the harness's own typed records.
 
-The violating run is the seed's classic: worker 0 dies after the payment service committed a
-charge and before the response was read; worker 1 (a mutant without the effect ledger) charges
-again, so the payments journal holds two charges for one order. Its history has the shape the
-in-process runner records (absolute journal sequence numbers, one shared injected clock).
+Two scenarios, eight runs, three mutants. The one violating run carries the history of the
+seed's classic duplicate charge (`tests.reports.duplicate_charge`); every schedule names its
+engine, as a campaign's do, so its replay command is complete.
 """
 
 from __future__ import annotations
@@ -11,13 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
-from killpoint.harness.contract.records import BudgetLimits
-from killpoint.harness.history import ExpectedEffectRecord, History, HitRecord, WorkerRecord
-from killpoint.harness.protocol import CheckpointRecord
+from killpoint.harness.history import History
 from killpoint.harness.results import (
     CampaignResult,
-    EvidenceRef,
     MutantResult,
+    RunKind,
     RunMeasures,
     RunResult,
     ScenarioCoverage,
@@ -25,15 +22,16 @@ from killpoint.harness.results import (
     combine,
 )
 from killpoint.harness.schedule import FaultSchedule, HitPoint
+from tests.reports.duplicate_charge import BAD_LABEL, duplicate_charge_history, violation_verdict
 
-T0 = 1_800_000_000.0
+ENGINE = "reference"
 SAGA_LABELS = [
     "lease.acquired",
     "validate_order:step.begin",
     "validate_order:checkpoint.committed",
     "charge:step.begin",
     "charge:effect.prepared",
-    "charge:transport.response_received",
+    BAD_LABEL,
     "charge:effect.receipt_committed",
     "charge:checkpoint.committed",
 ]
@@ -45,146 +43,13 @@ def _schedule(scenario: str, run_id: str, label: str | None = None, **kw: Any) -
     if label is not None:
         step, _, boundary = label.rpartition(":")
         crashes = (HitPoint(worker=0, step=step or None, boundary=boundary),)
-    return FaultSchedule(scenario=scenario, run_id=run_id, crashes=crashes, **kw)
-
-
-def _hit(worker: int, label: str, time: float, journal_seq: int) -> HitRecord:
-    step, _, boundary = label.rpartition(":")
-    return HitRecord(
-        worker=worker,
-        step=step or None,
-        boundary=boundary,
-        occurrence=1,
-        time=time,
-        journal_seq=journal_seq,
-    )
-
-
-def _request(seq: int, service: str, operation: str, outcome: str, t: float) -> dict[str, Any]:
-    return {
-        "seq": seq,
-        "service": service,
-        "operation": operation,
-        "idempotency_key": None,
-        "business_key": "order-r7",
-        "fingerprint": f"fp-{operation}",
-        "time": t,
-        "outcome": outcome,
-    }
-
-
-def _checkpoint(sequence: int, state: str, t: float, status: str = "running") -> CheckpointRecord:
-    return CheckpointRecord(sequence=sequence, state=state, status=status, created_at=t)
-
-
-def duplicate_charge_history(schedule: FaultSchedule) -> History:
-    w0 = [
-        "lease.acquired",
-        "validate_order:step.begin",
-        "validate_order:checkpoint.built",
-        "validate_order:checkpoint.committed",
-        "charge:step.begin",
-        "charge:effect.intent_built",
-        "charge:effect.started",
-        "charge:transport.response_received",
-    ]
-    w1 = [
-        "lease.acquired",
-        "charge:step.begin",
-        "charge:effect.intent_built",
-        "charge:effect.started",
-        "charge:transport.response_received",
-        "charge:effect.receipt_committed",
-        "charge:checkpoint.built",
-        "charge:checkpoint.committed",
-        "ship:step.begin",
-        "ship:effect.started",
-        "ship:transport.response_received",
-        "ship:checkpoint.built",
-        "ship:checkpoint.committed",
-    ]
-    down = T0 + 60.0
-    hits = [_hit(0, label, T0, 0 if i < 7 else 1) for i, label in enumerate(w0)]
-    hits += [
-        _hit(1, label, down, 1 if i < 4 else (2 if i < 10 else 3)) for i, label in enumerate(w1)
-    ]
-    requests = [
-        _request(1, "payments", "create_charge", "applied", T0),
-        _request(2, "payments", "create_charge", "applied", down),
-        _request(3, "publisher", "publish", "lost_response", down),
-    ]
-    applied = [
-        {
-            **{
-                k: requests[i][k]
-                for k in (
-                    "service",
-                    "operation",
-                    "business_key",
-                    "idempotency_key",
-                    "fingerprint",
-                    "time",
-                )
-            },
-            "seq": i + 1,
-            "resource_id": f"ch_00000{i + 1}",
-        }
-        for i in (0, 1)
-    ]
-    return History(
-        scenario="order_saga",
-        workflow_id="order_saga:r7",
-        schedule=schedule,
-        limits=BudgetLimits(),
-        expected=[ExpectedEffectRecord(service="payments", business_key="order-r7")],
-        hits=hits,
-        workers=[
-            WorkerRecord(
-                worker=0,
-                owner="worker-0",
-                plan_version="plan@1",
-                prompt_version="prompt@1",
-                end="killed",
-                reason="killed at w0 charge:transport.response_received",
-                hits=len(w0),
-                started_at=T0,
-                ended_at=T0,
-                journal_seq_end=1,
-            ),
-            WorkerRecord(
-                worker=1,
-                owner="worker-1",
-                plan_version="plan@1",
-                prompt_version="prompt@1",
-                end="stopped",
-                status="completed",
-                state="shipped",
-                sequence=4,
-                hits=len(w1),
-                started_at=down,
-                ended_at=down,
-                journal_seq_end=3,
-            ),
-        ],
-        checkpoints=[
-            _checkpoint(1, "received", T0),
-            _checkpoint(2, "validated", T0),
-            _checkpoint(3, "charged", down),
-            _checkpoint(4, "shipped", down, status="completed"),
-        ],
-        effects=[],
-        approvals=[],
-        requests=requests,
-        applied=applied,
-        final_status="completed",
-        final_state="shipped",
-    )
+    return FaultSchedule(scenario=scenario, run_id=run_id, engine=ENGINE, crashes=crashes, **kw)
 
 
 def _run(
     scenario: str,
     run_id: str,
-    kind: Any,
+    kind: RunKind,
     label: str,
     measures: RunMeasures,
     *,
@@ -197,7 +62,6 @@ def _run(
 ) -> RunResult:
     verdicts = verdicts or [Verdict(checker="single_effect", valid=True)]
     schedule = schedule or _schedule(scenario, run_id, crashed)
-    valid = combine(verdicts)
     return RunResult(
         run_id=run_id,
         scenario=scenario,
@@ -208,152 +72,105 @@ def _run(
         final_state="done",
         crashed_at=[c.label() for c in schedule.crashes],
         verdicts=verdicts,
-        valid=valid,
+        valid=combine(verdicts),
         measures=measures,
         schedule_file=schedule_file,
         history=history,
     )
 
 
-def violation_verdict() -> Verdict:
-    return Verdict(
-        checker="single_effect",
-        valid=False,
-        summary="payments charged order-r7 twice",
-        evidence=[
-            "journal #1: payments.create_charge [order-r7] at t=1800000000.0 → applied",
-            "journal #2: payments.create_charge [order-r7] at t=1800000060.0 → applied",
-        ],
-        refs=[
-            EvidenceRef(kind="request", index=1),
-            EvidenceRef(kind="request", index=2),
-            EvidenceRef(kind="effect", index=2),
-            EvidenceRef(kind="worker", index=0),
-            EvidenceRef(kind="hit", index=7),
-        ],
+def _stored(checkpoints: int, steps: int, rows: int, size: int) -> dict[str, int]:
+    return {"checkpoints": checkpoints, "steps": steps, "store_rows": rows, "store_bytes": size}
+
+
+def _clean(stored: dict[str, int], **more: Any) -> RunMeasures:
+    """What one worker that never died measured."""
+    return RunMeasures(workers=1, **stored, **more)
+
+
+def _recovered(recovery_steps: int, clock_s: float, wall_s: float, **more: Any) -> RunMeasures:
+    """What a run measured whose worker 0 died once and worker 1 recovered it (unless `more`
+    says otherwise)."""
+    died: dict[str, Any] = {"deaths": 1, "workers": 2, "resumed": True, "recovered": True}
+    return RunMeasures(
+        **{**died, **more},
+        recovery_steps=recovery_steps,
+        recovery_clock_s=clock_s,
+        recovery_wall_s=wall_s,
     )
 
 
-def sample_campaign() -> CampaignResult:
-    """Two scenarios, eight runs (one violation), three mutants (one missed)."""
-    died = dict(deaths=1, workers=2, resumed=True, recovered=True)
-    bad_label = "charge:transport.response_received"
-    bad_schedule = _schedule("order_saga", "r7", bad_label)
-    runs = [
-        _run(
-            "order_saga",
-            "r0",
-            "clean",
-            "clean",
-            RunMeasures(workers=1, checkpoints=5, steps=10, store_rows=12, store_bytes=4000),
-        ),
+def _duplicate_charge_run() -> RunResult:
+    schedule = _schedule("order_saga", "r7", BAD_LABEL)
+    measures = _recovered(
+        13, 120.0, 0.05, **_stored(4, 12, 16, 5200), duplicate_effects=1, downstream_attempts=2
+    ).model_copy(update={"within_budget": False})
+    return _run(
+        "order_saga",
+        "r7",
+        "single",
+        f"w0 {BAD_LABEL}",
+        measures,
+        crashed=BAD_LABEL,
+        verdicts=[violation_verdict(), Verdict(checker="monotonic_sequence", valid=True)],
+        schedule=schedule,
+        history=duplicate_charge_history(schedule),
+        schedule_file="killpoint-out/schedules/order_saga-r7.json",
+    )
+
+
+def _saga_runs() -> list[RunResult]:
+    """Five runs of the order saga: clean, two survived crashes, the violation, a lost charge."""
+    lost_charge = FaultRule(
+        service="payments", operation="create_charge", mode=FaultMode.LOST_RESPONSE
+    )
+    prepared = "charge:effect.prepared"
+    return [
+        _run("order_saga", "r0", "clean", "clean", _clean(_stored(5, 10, 12, 4000))),
         _run(
             "order_saga",
             "r1",
             "single",
             "w0 lease.acquired",
-            RunMeasures(
-                **died,
-                recovery_steps=10,
-                recovery_clock_s=60.0,
-                recovery_wall_s=0.02,
-                checkpoints=5,
-                steps=10,
-                store_rows=12,
-                store_bytes=4100,
-            ),
+            _recovered(10, 60.0, 0.02, **_stored(5, 10, 12, 4100)),
             crashed="lease.acquired",
         ),
         _run(
             "order_saga",
             "r2",
             "single",
-            "w0 charge:effect.prepared",
-            RunMeasures(
-                **died,
-                recovery_steps=6,
-                recovery_clock_s=61.0,
-                recovery_wall_s=0.03,
-                checkpoints=5,
-                steps=11,
-                store_rows=14,
-                store_bytes=4600,
-            ),
-            crashed="charge:effect.prepared",
+            f"w0 {prepared}",
+            _recovered(6, 61.0, 0.03, **_stored(5, 11, 14, 4600)),
+            crashed=prepared,
         ),
-        _run(
-            "order_saga",
-            "r7",
-            "single",
-            f"w0 {bad_label}",
-            RunMeasures(
-                **died,
-                recovery_steps=13,
-                recovery_clock_s=120.0,
-                recovery_wall_s=0.05,
-                checkpoints=4,
-                steps=12,
-                store_rows=16,
-                store_bytes=5200,
-                duplicate_effects=1,
-                downstream_attempts=2,
-                within_budget=False,
-            ),
-            crashed=bad_label,
-            verdicts=[violation_verdict(), Verdict(checker="monotonic_sequence", valid=True)],
-            schedule=bad_schedule,
-            history=duplicate_charge_history(bad_schedule),
-            schedule_file="killpoint-out/schedules/order_saga-r7.json",
-        ),
+        _duplicate_charge_run(),
         _run(
             "order_saga",
             "r8",
             "network",
             "payments.create_charge:lost_response",
-            RunMeasures(
-                workers=1,
-                checkpoints=5,
-                steps=10,
-                store_rows=12,
-                store_bytes=4000,
-                needs_review=True,
-                unresolved_effect_age_s=300.0,
-            ),
+            _clean(_stored(5, 10, 12, 4000), needs_review=True, unresolved_effect_age_s=300.0),
             status="needs_review",
-            schedule=_schedule(
-                "order_saga",
-                "r8",
-                network=FaultPlan.of(
-                    FaultRule(
-                        service="payments", operation="create_charge", mode=FaultMode.LOST_RESPONSE
-                    )
-                ),
-            ),
+            schedule=_schedule("order_saga", "r8", network=FaultPlan.of(lost_charge)),
         ),
-        _run(
-            "research_publish",
-            "p0",
-            "clean",
-            "clean",
-            RunMeasures(workers=1, checkpoints=3, steps=6, store_rows=8, store_bytes=2000),
-        ),
+    ]
+
+
+def _publish_runs() -> list[RunResult]:
+    """Three runs of research_publish: clean, a survived crash, a generated run that gave up."""
+    started = _recovered(
+        4, 60.0, 0.01, **_stored(3, 6, 9, 2100), unresolved_effect_age_s=60.0, migration_failures=1
+    )
+    died_twice = {"deaths": 2, "workers": 3, "recovered": False}
+    gave_up = _recovered(3, 130.0, 0.04, **_stored(2, 4, 5, 1500), **died_twice)
+    return [
+        _run("research_publish", "p0", "clean", "clean", _clean(_stored(3, 6, 8, 2000))),
         _run(
             "research_publish",
             "p1",
             "single",
             "w0 publish:effect.started",
-            RunMeasures(
-                **died,
-                recovery_steps=4,
-                recovery_clock_s=60.0,
-                recovery_wall_s=0.01,
-                checkpoints=3,
-                steps=6,
-                store_rows=9,
-                store_bytes=2100,
-                unresolved_effect_age_s=60.0,
-                migration_failures=1,
-            ),
+            started,
             crashed="publish:effect.started",
         ),
         _run(
@@ -361,34 +178,25 @@ def sample_campaign() -> CampaignResult:
             "p2",
             "generated",
             "generated #1",
-            RunMeasures(
-                deaths=2,
-                workers=3,
-                resumed=True,
-                recovered=False,
-                recovery_steps=3,
-                recovery_clock_s=130.0,
-                recovery_wall_s=0.04,
-                checkpoints=2,
-                steps=4,
-                store_rows=5,
-                store_bytes=1500,
-            ),
+            gave_up,
             status="failed",
             verdicts=[Verdict(checker="progress", valid="unknown", summary="budget ran out")],
         ),
     ]
-    scenarios = [
+
+
+def _coverage() -> list[ScenarioCoverage]:
+    return [
         ScenarioCoverage(
             scenario="order_saga",
             boundaries_discovered=SAGA_LABELS,
-            boundaries_crashed=["lease.acquired", "charge:effect.prepared", bad_label],
+            boundaries_crashed=["lease.acquired", "charge:effect.prepared", BAD_LABEL],
             runs=5,
             violations=1,
             outcome_by_boundary={
                 "lease.acquired": "ok",
                 "charge:effect.prepared": "ok",
-                bad_label: "violation",
+                BAD_LABEL: "violation",
             },
         ),
         ScenarioCoverage(
@@ -400,14 +208,17 @@ def sample_campaign() -> CampaignResult:
             outcome_by_boundary={"publish:effect.started": "needs_review"},
         ),
     ]
-    mutants = [
+
+
+def _mutants() -> list[MutantResult]:
+    return [
         MutantResult(
             mutant="no_ledger",
             description="sends without an intent record",
             caught=True,
             checker="single_effect",
             runs_to_detection=4,
-            schedule=bad_schedule,
+            schedule=_schedule("order_saga", "r7", BAD_LABEL),
         ),
         MutantResult(
             mutant="skip_verify",
@@ -418,8 +229,12 @@ def sample_campaign() -> CampaignResult:
         ),
         MutantResult(mutant="stale_approval", caught=False),
     ]
+
+
+def sample_campaign() -> CampaignResult:
+    """Two scenarios, eight runs (one violation), three mutants (one missed)."""
     return CampaignResult(
-        engine="reference",
+        engine=ENGINE,
         tier="inprocess",
         backend="sqlite",
         seed=1234,
@@ -427,15 +242,15 @@ def sample_campaign() -> CampaignResult:
         shard="1/2",
         started_at="2026-05-01T12:00:00Z",
         duration_s=12.5,
-        scenarios=scenarios,
-        runs=runs,
-        mutants=mutants,
+        scenarios=_coverage(),
+        runs=_saga_runs() + _publish_runs(),
+        mutants=_mutants(),
     )
 
 
 def empty_campaign() -> CampaignResult:
     return CampaignResult(
-        engine="reference",
+        engine=ENGINE,
         tier="inprocess",
         backend="sqlite",
         started_at="2026-05-01T12:00:00Z",

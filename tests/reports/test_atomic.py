@@ -7,20 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.reports import html
-from killpoint.reports._atomic import write_atomic
+from killpoint.harness.results import CampaignResult
+from killpoint.reports import html, write_atomic
 from killpoint.reports.html import write_html
 from killpoint.reports.junit import write_junit
 
 
-def test_writing_leaves_only_the_report_in_the_folder(campaign, tmp_path: Path) -> None:
+def test_writing_leaves_only_the_report_in_the_folder(
+    campaign: CampaignResult, tmp_path: Path
+) -> None:
     write_html(campaign, tmp_path / "out" / "report.html")
     write_junit(campaign, tmp_path / "out" / "junit.xml")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["junit.xml", "report.html"]
 
 
 def test_a_failed_render_leaves_the_previous_report_intact(
-    campaign, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    campaign: CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write_html(campaign, tmp_path / "report.html")
     before = path.read_bytes()

@@ -8,22 +8,32 @@ chromium or playwright is missing; CI installs chromium so it runs there.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from killpoint.harness.results import CampaignResult
 from killpoint.reports.html import write_html
+
+if TYPE_CHECKING:  # playwright is optional: the test skips without it
+    from playwright.sync_api import Browser
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
 ]
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser() -> Iterator[Browser]:
     executable = shutil.which("chromium")
     if executable is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
@@ -35,19 +45,20 @@ def browser():
 
 
 def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
-    browser, campaign, tmp_path: Path
+    browser: Browser, campaign: CampaignResult, tmp_path: Path
 ) -> None:
     report = write_html(campaign, tmp_path / "report.html")
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     console_errors: list[str] = []
     failed: list[str] = []
     remote: list[str] = []
-    page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error"
-            else None)
+    page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: console_errors.append(str(exc)))
     page.on("requestfailed", lambda request: failed.append(request.url))
-    page.on("request", lambda request: remote.append(request.url)
-            if not request.url.startswith("file:") else None)
+    page.on(
+        "request",
+        lambda request: remote.append(request.url) if not request.url.startswith("file:") else None,
+    )
 
     page.goto(report.as_uri(), wait_until="load")
 
@@ -63,7 +74,8 @@ def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
     assert page.locator("#mutants tr.mutant").count() == 3
     assert page.locator(".violation svg.timeline").count() == 1
     assert page.locator(".violation svg.timeline circle.halo").count() == 3
-    assert page.locator(".violation pre.replay").inner_text().startswith("killpoint replay ")
+    replay = page.locator(".violation pre.replay").inner_text()
+    assert replay == "killpoint replay killpoint-out/schedules/order_saga-r7.json"
     box = page.locator("#chart-recovery-clock svg").bounding_box()
     assert box is not None and box["width"] > 100 and box["height"] > 100
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)

@@ -10,14 +10,22 @@ from killpoint.reports.view import MAX_DETAILED_VIOLATIONS, build_page
 from tests.reports.dom import Census
 
 
-def test_the_page_has_every_section(campaign) -> None:
+def test_the_page_has_every_section(campaign: CampaignResult) -> None:
     dom = Census(render_html(campaign))
-    for section in ("header", "summary", "metrics", "coverage", "charts", "mutants",
-                    "violations", "runs"):
+    for section in (
+        "header",
+        "summary",
+        "metrics",
+        "coverage",
+        "charts",
+        "mutants",
+        "violations",
+        "runs",
+    ):
         assert dom.by_id(section) is not None, section
 
 
-def test_one_coverage_cell_per_discovered_boundary(campaign) -> None:
+def test_one_coverage_cell_per_discovered_boundary(campaign: CampaignResult) -> None:
     dom = Census(render_html(campaign))
     cells = dom.by_class("cov-cell")
     assert len(cells) == 11
@@ -28,34 +36,44 @@ def test_one_coverage_cell_per_discovered_boundary(campaign) -> None:
     assert "outcome-needs_review" in cells[-1].classes
 
 
-def test_tiles_turn_red_for_violations_and_green_when_all_is_well(campaign) -> None:
+def _state(dom: Census, tile: str) -> str:
+    element = dom.by_id(tile)
+    assert element is not None, tile
+    return element.attrs["data-state"]
+
+
+def test_tiles_turn_red_for_violations_and_green_when_all_is_well(campaign: CampaignResult) -> None:
     dom = Census(render_html(campaign))
-    assert dom.by_id("tile-violations").attrs["data-state"] == "bad"
-    assert dom.by_id("tile-mutation").attrs["data-state"] == "bad"  # one mutant survived
-    clean = campaign.model_copy(update={
-        "runs": [r for r in campaign.runs if r.valid is not False],
-        "mutants": [m for m in campaign.mutants if m.caught],
-    })
+    assert _state(dom, "tile-violations") == "bad"
+    assert _state(dom, "tile-mutation") == "bad"  # one mutant survived
+    clean = campaign.model_copy(
+        update={
+            "runs": [r for r in campaign.runs if r.valid is not False],
+            "mutants": [m for m in campaign.mutants if m.caught],
+        }
+    )
     dom = Census(render_html(clean))
-    assert dom.by_id("tile-violations").attrs["data-state"] == "good"
-    assert dom.by_id("tile-mutation").attrs["data-state"] == "good"
+    assert _state(dom, "tile-violations") == "good"
+    assert _state(dom, "tile-mutation") == "good"
 
 
-def test_charts_are_inline_svg(campaign) -> None:
+def test_charts_are_inline_svg(campaign: CampaignResult) -> None:
     dom = Census(render_html(campaign))
     figures = dom.by_class("chart")
     assert {f.attrs["id"] for f in figures} >= {"chart-recovery-clock", "chart-storage-growth"}
     assert len(dom.by_class("bar")) > 0 and len(dom.by_class("dot")) > 0
 
 
-def test_each_mutant_is_a_row_and_the_survivor_is_marked(campaign) -> None:
+def test_each_mutant_is_a_row_and_the_survivor_is_marked(campaign: CampaignResult) -> None:
     dom = Census(render_html(campaign))
     rows = dom.by_class("mutant")
     assert len(rows) == 3
     assert sum("missed" in r.classes for r in rows) == 1
 
 
-def test_a_violation_shows_its_timeline_evidence_and_replay_command(campaign) -> None:
+def test_a_violation_shows_its_timeline_evidence_and_replay_command(
+    campaign: CampaignResult,
+) -> None:
     html = render_html(campaign)
     dom = Census(html)
     assert len(dom.by_class("violation")) == 1
@@ -65,24 +83,28 @@ def test_a_violation_shows_its_timeline_evidence_and_replay_command(campaign) ->
     assert "payments charged order-r7 twice" in html
 
 
-def test_without_a_schedule_file_the_schedule_json_is_inline(campaign) -> None:
+def test_without_a_schedule_file_the_schedule_json_is_inline(campaign: CampaignResult) -> None:
     runs = [r.model_copy(update={"schedule_file": None}) for r in campaign.runs]
     html = render_html(campaign.model_copy(update={"runs": runs}))
     assert "killpoint replay killpoint-out" not in html
     assert "&#34;scenario&#34;: &#34;order_saga&#34;" in html
 
 
-def test_engine_supplied_text_is_escaped(campaign) -> None:
+def test_engine_supplied_text_is_escaped(campaign: CampaignResult) -> None:
     run = campaign.violations[0]
-    nasty = Verdict(checker="single_effect", valid=False, summary="<script>alert(1)</script>",
-                    evidence=["<img src=x onerror=alert(1)>"])
+    nasty = Verdict(
+        checker="single_effect",
+        valid=False,
+        summary="<script>alert(1)</script>",
+        evidence=["<img src=x onerror=alert(1)>"],
+    )
     runs = [run.model_copy(update={"verdicts": [nasty]})]
     html = render_html(campaign.model_copy(update={"runs": runs}))
     assert "<script>" not in html and "<img" not in html
     assert "&lt;script&gt;" in html
 
 
-def test_nothing_is_fetched_from_the_network(campaign) -> None:
+def test_nothing_is_fetched_from_the_network(campaign: CampaignResult) -> None:
     html = render_html(campaign)
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
     assert "@import" not in html and "url(" not in html
@@ -96,7 +118,9 @@ def _many_runs(campaign: CampaignResult, copies: int) -> CampaignResult:
     return campaign.model_copy(update={"runs": runs})
 
 
-def test_a_large_campaign_details_only_a_few_violations_and_stays_small(campaign) -> None:
+def test_a_large_campaign_details_only_a_few_violations_and_stays_small(
+    campaign: CampaignResult,
+) -> None:
     big = _many_runs(campaign, 400)  # 3,200 runs, 400 violations with histories
     page = build_page(big)
     assert len(page.violations) == MAX_DETAILED_VIOLATIONS
@@ -107,7 +131,7 @@ def test_a_large_campaign_details_only_a_few_violations_and_stays_small(campaign
     assert f"{400 - MAX_DETAILED_VIOLATIONS} more violating runs" in html
 
 
-def test_an_empty_campaign_still_renders(empty) -> None:
+def test_an_empty_campaign_still_renders(empty: CampaignResult) -> None:
     dom = Census(render_html(empty))
     assert dom.by_id("summary") is not None
     assert dom.by_class("cov-cell") == []

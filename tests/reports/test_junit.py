@@ -5,28 +5,31 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from killpoint.harness.results import CampaignResult
 from killpoint.reports.junit import MUTANT_SUITE, write_junit
 
 
-def _parse(campaign, tmp_path: Path) -> ET.Element:
+def _parse(campaign: CampaignResult, tmp_path: Path) -> ET.Element:
     path = write_junit(campaign, tmp_path / "junit.xml")
     return ET.parse(path).getroot()
 
 
 def test_one_testcase_per_crashed_boundary_with_the_scenario_as_classname(
-    campaign, tmp_path: Path
+    campaign: CampaignResult, tmp_path: Path
 ) -> None:
     root = _parse(campaign, tmp_path)
     saga = root.find("testsuite[@name='order_saga']")
     assert saga is not None
     boundary_cases = [c.get("name") for c in saga.findall("testcase[@classname='order_saga']")]
     assert boundary_cases == [
-        "lease.acquired", "charge:effect.prepared", "charge:transport.response_received",
+        "lease.acquired",
+        "charge:effect.prepared",
+        "charge:transport.response_received",
     ]
 
 
 def test_a_violating_boundary_fails_with_checker_evidence_and_replay(
-    campaign, tmp_path: Path
+    campaign: CampaignResult, tmp_path: Path
 ) -> None:
     root = _parse(campaign, tmp_path)
     case = root.find(".//testcase[@name='charge:transport.response_received']")
@@ -39,7 +42,7 @@ def test_a_violating_boundary_fails_with_checker_evidence_and_replay(
     assert root.find(".//testcase[@name='lease.acquired']/failure") is None
 
 
-def test_non_boundary_runs_are_grouped_by_kind(campaign, tmp_path: Path) -> None:
+def test_non_boundary_runs_are_grouped_by_kind(campaign: CampaignResult, tmp_path: Path) -> None:
     root = _parse(campaign, tmp_path)
     assert root.find(".//testcase[@classname='order_saga.network']") is not None
     assert root.find(".//testcase[@classname='order_saga.clean']") is not None
@@ -47,13 +50,15 @@ def test_non_boundary_runs_are_grouped_by_kind(campaign, tmp_path: Path) -> None
     assert len(generated) == 1  # all generated runs of a scenario in one case
 
 
-def test_an_undecided_run_is_skipped_not_passed(campaign, tmp_path: Path) -> None:
+def test_an_undecided_run_is_skipped_not_passed(campaign: CampaignResult, tmp_path: Path) -> None:
     root = _parse(campaign, tmp_path)
     skipped = root.find(".//testcase[@classname='research_publish.generated']/skipped")
     assert skipped is not None and "budget ran out" in skipped.get("message", "")
 
 
-def test_a_surviving_mutant_fails_in_the_mutant_suite(campaign, tmp_path: Path) -> None:
+def test_a_surviving_mutant_fails_in_the_mutant_suite(
+    campaign: CampaignResult, tmp_path: Path
+) -> None:
     root = _parse(campaign, tmp_path)
     suite = root.find(f"testsuite[@name='{MUTANT_SUITE}']")
     assert suite is not None
@@ -61,7 +66,7 @@ def test_a_surviving_mutant_fails_in_the_mutant_suite(campaign, tmp_path: Path) 
     assert failed == ["stale_approval"]
 
 
-def test_suite_and_root_counts_add_up(campaign, tmp_path: Path) -> None:
+def test_suite_and_root_counts_add_up(campaign: CampaignResult, tmp_path: Path) -> None:
     root = _parse(campaign, tmp_path)
     suites = root.findall("testsuite")
     for suite in suites:
@@ -70,18 +75,23 @@ def test_suite_and_root_counts_add_up(campaign, tmp_path: Path) -> None:
     assert (root.get("failures"), root.get("skipped"), root.get("errors")) == ("2", "1", "0")
 
 
-def test_an_empty_campaign_is_valid_junit(empty, tmp_path: Path) -> None:
+def test_an_empty_campaign_is_valid_junit(empty: CampaignResult, tmp_path: Path) -> None:
     root = _parse(empty, tmp_path)
     assert root.tag == "testsuites" and root.get("tests") == "0"
 
 
-def test_a_double_crash_is_filed_under_its_first_boundary(campaign, tmp_path: Path) -> None:
+def test_a_double_crash_is_filed_under_its_first_boundary(
+    campaign: CampaignResult, tmp_path: Path
+) -> None:
     bad = campaign.violations[0]
     first = next(r for r in campaign.runs if r.run_id == "r1")  # crashed at lease.acquired
-    double = bad.model_copy(update={
-        "run_id": "d1", "kind": "double",
-        "crashed_at": [first.crashed_at[0], "w1 charge:effect.prepared"],
-    })
+    double = bad.model_copy(
+        update={
+            "run_id": "d1",
+            "kind": "double",
+            "crashed_at": [first.crashed_at[0], "w1 charge:effect.prepared"],
+        }
+    )
     root = _parse(campaign.model_copy(update={"runs": [*campaign.runs, double]}), tmp_path)
     saga = root.find("testsuite[@name='order_saga']")
     assert saga is not None

@@ -7,7 +7,12 @@ from killpoint import reports
 
 def test_exported_names() -> None:
     assert sorted(reports.__all__) == [
-        "CampaignMetrics", "campaign_metrics", "render_html", "summary_json", "write_html",
+        "CampaignMetrics",
+        "campaign_metrics",
+        "render_html",
+        "summary_json",
+        "write_atomic",
+        "write_html",
         "write_junit",
     ]
     for name in reports.__all__:

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import itertools
 
+from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
-from killpoint.reports.timeline import Lane, build_timeline
-from tests.reports.campaigns import duplicate_charge_history, sample_campaign, violation_verdict
+from killpoint.reports.timeline import Lane, Timeline, build_timeline
+from tests.reports.campaigns import sample_campaign
+from tests.reports.duplicate_charge import duplicate_charge_history, violation_verdict
 
 
-def _timeline(refs: list[EvidenceRef] | None = None):
+def _timeline(refs: list[EvidenceRef] | None = None) -> tuple[History, Timeline]:
     run = next(r for r in sample_campaign().runs if r.history is not None)
     assert run.history is not None
-    return run.history, build_timeline(run.history, violation_verdict().refs if refs is None
-                                       else refs)
+    return run.history, build_timeline(
+        run.history, violation_verdict().refs if refs is None else refs
+    )
 
 
-def _lane(timeline, name: str) -> Lane:
+def _lane(timeline: Timeline, name: str) -> Lane:
     return next(lane for lane in timeline.lanes if lane.name.startswith(name))
 
 

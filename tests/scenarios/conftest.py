@@ -1,116 +1,71 @@
-"""Fixtures: fresh in-process services and reference-engine workers over a SQLite file per test.
+"""How the scenario tests run a workflow: through the product's own runner and kill-switch.
 
-Every worker built by `harness` shares the same store, artifact folder, services and clock, the
-way successive worker processes would after a crash; dropping a worker is dying.
+Each test hands `run_schedule` a `World` (the shared `world` fixture: a store on each backend,
+in-process services, one clock) and a `FaultSchedule` — where a worker dies (`HitPoint`), which
+response the network loses (`FaultPlan`), when the clock jumps — and judges the `History` it
+returns, exactly as a campaign would. The harness plays the human at approval gates and restarts
+a dead worker after the schedule's downtime (longer than the lease), as `killpoint run` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 import httpx
-import pytest
-from pydantic import JsonValue
 
-from killpoint.fake_services import InProcessServices
-from killpoint.harness.contract.artifacts import FolderArtifacts
-from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
-from killpoint.harness.contract.clock import FakeClock
-from killpoint.harness.contract.records import Outcome, RunStatus, Versions
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.store import Store
+from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
+from killpoint.fake_services.journal import AppliedEffect
+from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.history import ExpectedEffectRecord, History
+from killpoint.harness.runner import run_schedule
 from killpoint.harness.scenario import Scenario
-
-VERSIONS = Versions(
-    plan="scenarios@1", prompt="writer@1", model_contract="structured-v1", tool_schema="tools@1"
-)
-LEASE_TTL = 30.0
+from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.world import World
 
 
-class Died(BaseException):
-    """An injected death: derives from BaseException so no engine code can catch it."""
+def run(world: World, scenario: Scenario, run_id: str = "run", **schedule: Any) -> History:
+    """Run `scenario` once under a schedule made of `schedule`'s fields, on the reference engine."""
+    plan = FaultSchedule(scenario=scenario.name, run_id=run_id, **schedule)
+    return run_schedule(world, scenario, plan, REFERENCE)
 
 
-@dataclass
-class DieAt:
-    """A boundary hook that kills the worker the `nth` time it reaches `boundary` (in `step`)."""
-
-    boundary: str
-    step: str | None = None
-    nth: int = 1
-    hits: int = 0
-    seen: list[tuple[str, str | None]] = field(default_factory=list)
-
-    def __call__(self, boundary: str, step: str | None = None) -> None:
-        self.seen.append((boundary, step))
-        if boundary == self.boundary and self.step in (None, step):
-            self.hits += 1
-            if self.hits == self.nth:
-                raise Died(f"killed at {boundary} ({step})")
+def crash(step: str | None, boundary: str, worker: int = 0, occurrence: int = 1) -> HitPoint:
+    """The hit at which worker number `worker` dies."""
+    return HitPoint(worker=worker, step=step, boundary=boundary, occurrence=occurrence)
 
 
-@dataclass
-class Harness:
-    services: InProcessServices
-    http: httpx.Client
-    store: Store
-    clock: FakeClock
-    artifacts: FolderArtifacts
-
-    def engine(self, scenario: Scenario, hook: BoundaryHook = no_hook) -> Engine:
-        return Engine(
-            self.store,
-            [scenario.workflow],
-            scenario.make_adapters(self.http),
-            artifacts=self.artifacts,
-            clock=self.clock,
-            versions=VERSIONS,
-            hook=hook,
-            lease_ttl=LEASE_TTL,
-        )
-
-    def start(self, scenario: Scenario, run_id: str) -> tuple[str, dict[str, JsonValue]]:
-        workflow_id = f"wf-{scenario.name}-{run_id}"
-        inp = dict(scenario.make_input(run_id))
-        self.engine(scenario).start(scenario.workflow.name, workflow_id, inp, scenario.limits)
-        return workflow_id, inp
-
-    def drive(self, scenario: Scenario, workflow_id: str, rounds: int = 5) -> Outcome:
-        """Resume until terminal, answering approval gates the way the scenario says."""
-        outcome = self.engine(scenario).resume(workflow_id)
-        for _ in range(rounds):
-            if outcome.status is not RunStatus.WAITING_APPROVAL:
-                break
-            for gate, policy in scenario.gates.items():
-                self.engine(scenario).grant(workflow_id, gate, policy.actor, policy.ttl_s)
-            outcome = self.engine(scenario).resume(workflow_id)
-        return outcome
-
-    def after_death(self) -> None:
-        """Let the dead worker's lease lapse, as a restart after a real crash would."""
-        self.clock.advance(LEASE_TTL + 1)
+def lose_response(service: str, operation: str) -> FaultPlan:
+    """The service applies the first such request, and its response never arrives."""
+    rule = FaultRule(
+        service=service, operation=operation, occurrence=1, mode=FaultMode.LOST_RESPONSE
+    )
+    return FaultPlan.of(rule)
 
 
-@pytest.fixture
-def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    monkeypatch.setenv("KILLPOINT_CHECKPOINT_KEY", "test-key-not-a-secret")
-    with InProcessServices() as services, services.client(timeout=1.0) as http:
-        yield Harness(
-            services=services,
-            http=http,
-            store=Store(f"sqlite:///{tmp_path}/s.sqlite"),
-            clock=FakeClock(),
-            artifacts=FolderArtifacts(tmp_path / "a"),
-        )
+def applied(history: History, service: str, business_key: str | None = None) -> list[str]:
+    """The operations one service really applied in this run (of one business key, if given)."""
+    return [e.operation for e in effects_of(history, service, business_key)]
 
 
-@pytest.fixture
-def services(harness: Harness) -> InProcessServices:
-    return harness.services
+def effects_of(
+    history: History, service: str, business_key: str | None = None
+) -> list[AppliedEffect]:
+    return [
+        e
+        for e in history.applied
+        if e.service == service and business_key in (None, e.business_key)
+    ]
 
 
-@pytest.fixture
-def http(harness: Harness) -> httpx.Client:
-    return harness.http
+def times_applied(history: History, expected: ExpectedEffectRecord) -> int:
+    """How often the services applied an effect the scenario expects (the oracle wants one)."""
+    return sum(
+        1
+        for e in effects_of(history, expected.service, expected.business_key)
+        if expected.operation in (None, e.operation)
+    )
+
+
+def client(world: World) -> httpx.Client:
+    """A client to the world's services, to read what a run left there."""
+    return httpx.Client(base_url=world.services.base_url, transport=world.services.transport())

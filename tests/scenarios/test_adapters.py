@@ -9,20 +9,11 @@ from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessSe
 from killpoint.harness.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
 from killpoint.harness.contract.records import EffectIntent
 from killpoint.scenarios.adapters import adapters_for, artifact_args
+from tests.scenarios.conftest import lose_response
 
 
 def intent(service: str, operation: str, **args: object) -> EffectIntent:
     return EffectIntent(operation=operation, service=service, args=args)
-
-
-def lose_response(services: InProcessServices, service: str, operation: str) -> None:
-    services.set_plan(
-        FaultPlan.of(
-            FaultRule(
-                service=service, operation=operation, occurrence=1, mode=FaultMode.LOST_RESPONSE
-            )
-        )
-    )
 
 
 CHARGE = intent("payments", "charge", order_id="order-1", amount_cents=500, currency="EUR")
@@ -53,7 +44,7 @@ def test_lost_response_is_outcome_unknown_and_lookup_finds_the_effect(
         ("cms", "create_post", POST),
         ("publisher", "publish", PUBLICATION),
     ):
-        lose_response(services, service, operation)
+        services.set_plan(lose_response(service, operation))
         with pytest.raises(OutcomeUnknown):
             adapters[service].send(sent, "kp-key-1")
         assert adapters[service].lookup(sent, "kp-key-1") is not None, service

@@ -2,44 +2,40 @@
 
 from __future__ import annotations
 
-import pytest
-
-from killpoint.harness.contract.boundaries import STEP_BEGIN
+from killpoint.harness.contract.boundaries import CHECKPOINT_COMMITTED, STEP_BEGIN
 from killpoint.harness.contract.records import RunStatus
-from killpoint.scenarios.approval_refund import GATE, SCENARIO
-from tests.scenarios.conftest import DieAt, Died, Harness
+from killpoint.harness.world import World
+from killpoint.scenarios.approval_refund import APPROVAL_TTL_S, GATE, SCENARIO
+from tests.scenarios.conftest import crash, run
 
 
-def test_refund_waits_at_the_gate_until_granted(harness: Harness) -> None:
-    workflow_id, _ = harness.start(SCENARIO, "gate")
-    first = harness.engine(SCENARIO).resume(workflow_id)
-    assert first.status is RunStatus.WAITING_APPROVAL
-    assert harness.engine(SCENARIO).resume(workflow_id).status is RunStatus.WAITING_APPROVAL
-    assert [e.operation for e in harness.services.journal.applied_effects("payments")] == [
-        "create_charge"
-    ]
+def test_refund_waits_at_the_gate_until_granted(world: World) -> None:
+    # The first worker dies right after committing the wait, before anyone answered the gate,
+    # so the next worker's resume must find the gate still closed.
+    waiting = crash("approve_refund", CHECKPOINT_COMMITTED)
 
-    harness.engine(SCENARIO).grant(workflow_id, GATE, "ops@example.test", ttl_s=600)
-    done = harness.engine(SCENARIO).resume(workflow_id)
+    history = run(world, SCENARIO, crashes=(waiting,))
 
-    assert done.status is RunStatus.COMPLETED, done.reason
-    assert [e.operation for e in harness.services.journal.applied_effects("payments")] == [
-        "create_charge",
-        "refund",
-    ]
+    assert history.final_status == RunStatus.COMPLETED, history.final_reason
+    (grant,) = history.grants
+    assert grant.gate == GATE and grant.time >= history.workers[1].started_at
+    charge, refund = history.requests[0], history.requests[1]
+    assert (charge.operation, refund.operation) == ("create_charge", "refund")
+    assert grant.journal_seq == charge.seq < refund.seq  # nothing refunded before the grant
+    waits = [c for c in history.checkpoints if c.status == RunStatus.WAITING_APPROVAL]
+    assert len(waits) == 1
 
 
-def test_grant_that_expired_during_downtime_goes_back_to_the_gate(harness: Harness) -> None:
-    workflow_id, _ = harness.start(SCENARIO, "expired")
-    harness.engine(SCENARIO).resume(workflow_id)
-    harness.engine(SCENARIO).grant(workflow_id, GATE, "ops@example.test", ttl_s=60)
-    with pytest.raises(Died):
-        harness.engine(SCENARIO, DieAt(STEP_BEGIN, step="refund")).resume(workflow_id)
-    harness.clock.advance(120)  # the worker stays dead past the grant's expiry
+def test_grant_that_expired_during_downtime_goes_back_to_the_gate(world: World) -> None:
+    # granted, then the worker dies before the refund and stays down past the grant's expiry
+    history = run(
+        world, SCENARIO, crashes=(crash("refund", STEP_BEGIN),), downtime_s=APPROVAL_TTL_S + 60
+    )
 
-    outcome = harness.engine(SCENARIO).resume(workflow_id)
-
-    assert outcome.status is RunStatus.WAITING_APPROVAL, outcome.reason
-    assert [e.operation for e in harness.services.journal.applied_effects("payments")] == [
-        "create_charge"
-    ]
+    first, second = history.grants
+    assert second.time > first.expires_at
+    (refund,) = (r for r in history.requests if r.operation == "refund")
+    assert refund.seq > second.journal_seq  # the refund went out under the second grant only
+    expired = [c for c in history.checkpoints if "expired" in c.reason]
+    assert [c.state for c in expired] == ["refund_requested"]
+    assert history.final_status == RunStatus.COMPLETED, history.final_reason

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from killpoint import scenarios
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.ground_truth import applied
-from killpoint.harness.scenario import Scenario
+from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.history import History
+from killpoint.harness.runner import Run
+from killpoint.harness.schedule import FaultSchedule
+from killpoint.harness.world import World
 from killpoint.scenarios import CATALOGUE
-from tests.scenarios.conftest import Harness
+from tests.scenarios.conftest import run, times_applied
 
 ALL = sorted(CATALOGUE)
 
@@ -35,9 +39,9 @@ def test_get_an_unknown_name_lists_the_known_ones() -> None:
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_every_service_a_workflow_uses_has_an_adapter(name: str, harness: Harness) -> None:
+def test_every_service_a_workflow_uses_has_an_adapter(name: str, http: httpx.Client) -> None:
     scenario = CATALOGUE[name]
-    adapters = scenario.make_adapters(harness.http)
+    adapters = scenario.make_adapters(http)
     assert scenario.workflow.services <= set(adapters)
     for service, adapter in adapters.items():
         assert adapter.service == service
@@ -53,26 +57,26 @@ def test_business_keys_are_unique_per_run(name: str) -> None:
     }
 
 
-def _run_clean(harness: Harness, scenario: Scenario, run_id: str) -> None:
-    workflow_id, inp = harness.start(scenario, run_id)
-    outcome = harness.drive(scenario, workflow_id)
-    assert outcome.status is scenario.expected_status, outcome.reason
-    for effect in scenario.expected_effects(inp):
-        seen = applied(effect, harness.services.journal)
-        assert len(seen) == 1, (effect, seen)
+def _ended_clean(history: History) -> None:
+    scenario = CATALOGUE[history.scenario]
+    assert history.final_status == scenario.expected_status, history.final_reason
+    for effect in history.expected:
+        assert times_applied(history, effect) == 1, (effect, history.applied)
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_clean_run_ends_in_expected_status_with_each_effect_once(
-    name: str, harness: Harness
-) -> None:
-    _run_clean(harness, CATALOGUE[name], "clean")
+def test_clean_run_ends_in_expected_status_with_each_effect_once(name: str, world: World) -> None:
+    _ended_clean(run(world, CATALOGUE[name], "clean"))
 
 
-def test_runs_of_every_scenario_share_services_without_colliding(harness: Harness) -> None:
-    for run in ("r1", "r2"):
+def test_runs_of_every_scenario_share_services_without_colliding(world: World) -> None:
+    # `run_schedule` resets the services before each run; `Run` alone keeps them, so the
+    # journal holds every run of every scenario at the end
+    for run_id in ("r1", "r2"):
         for name in ALL:
-            _run_clean(harness, CATALOGUE[name], run)
+            schedule = FaultSchedule(scenario=name, run_id=run_id)
+            _ended_clean(Run(world, CATALOGUE[name], schedule, REFERENCE).execute())
+    journal = world.services.journal
     for service in ("payments", "cms", "publisher", "artifacts", "mailer"):
-        counts = harness.services.journal.effects_by_business_key(service)
-        assert all(count == 1 for count in counts.values()), (service, counts)
+        counts = journal.effects_by_business_key(service)
+        assert counts and all(count == 1 for count in counts.values()), (service, counts)

@@ -2,48 +2,63 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-import pytest
+from pydantic import JsonValue
 
 from killpoint.harness.contract.boundaries import ARTIFACT_RECORDED, ARTIFACT_UPLOADED
 from killpoint.harness.contract.records import RunStatus
+from killpoint.harness.scenario import Scenario
+from killpoint.harness.world import World
 from killpoint.scenarios.expensive_reuse import SCENARIO, produced
-from tests.scenarios.conftest import DieAt, Died, Harness
+from tests.scenarios.conftest import crash, run
 
 
-def test_crash_after_artifact_recorded_reuses_the_artifact(harness: Harness) -> None:
-    workflow_id, _ = harness.start(SCENARIO, "reuse")
-    with pytest.raises(Died):
-        harness.engine(SCENARIO, DieAt(ARTIFACT_RECORDED)).resume(workflow_id)
-    assert produced(workflow_id) == 1
-    harness.after_death()
+def counted(marker: Path) -> Scenario:
+    """The scenario with every build also counted in a file of this test's own."""
 
-    outcome = harness.engine(SCENARIO).resume(workflow_id)  # a new worker
+    def make_input(run_id: str) -> dict[str, JsonValue]:
+        return {**SCENARIO.make_input(run_id), "marker_path": str(marker)}
 
-    assert outcome.status is RunStatus.COMPLETED, outcome.reason
-    assert produced(workflow_id) == 1
+    return replace(SCENARIO, make_input=make_input)
 
 
-def test_crash_before_the_artifact_is_recorded_builds_it_again(harness: Harness) -> None:
-    # The counter does count: an upload the store never recorded is not known to the next worker.
-    workflow_id, _ = harness.start(SCENARIO, "rebuild")
-    with pytest.raises(Died):
-        harness.engine(SCENARIO, DieAt(ARTIFACT_UPLOADED)).resume(workflow_id)
-    harness.after_death()
-
-    outcome = harness.engine(SCENARIO).resume(workflow_id)
-
-    assert outcome.status is RunStatus.COMPLETED, outcome.reason
-    assert produced(workflow_id) == 2
-
-
-def test_marker_file_counts_builds_across_processes(harness: Harness, tmp_path: Path) -> None:
+def test_crash_after_artifact_recorded_reuses_the_artifact(world: World, tmp_path: Path) -> None:
     marker = tmp_path / "built.txt"
-    inp = {**SCENARIO.make_input("marker"), "marker_path": str(marker)}
-    engine = harness.engine(SCENARIO)
+    history = run(
+        world, counted(marker), "reuse", crashes=(crash("build_report", ARTIFACT_RECORDED),)
+    )
 
-    outcome = engine.run(SCENARIO.workflow.name, "wf-marker", inp)
+    assert [w.end for w in history.workers] == ["killed", "stopped"]
+    assert history.final_status == RunStatus.COMPLETED, history.final_reason
+    assert produced(history.workflow_id, marker) == 1
 
-    assert outcome.status is RunStatus.COMPLETED
-    assert produced("wf-marker", marker) == 1
+
+def test_crash_before_the_artifact_is_recorded_builds_it_again(
+    world: World, tmp_path: Path
+) -> None:
+    # The counter does count: an upload the store never recorded is not known to the next worker.
+    marker = tmp_path / "built.txt"
+    history = run(
+        world, counted(marker), "rebuild", crashes=(crash("build_report", ARTIFACT_UPLOADED),)
+    )
+
+    assert [w.end for w in history.workers] == ["killed", "stopped"]
+    assert history.final_status == RunStatus.COMPLETED, history.final_reason
+    assert produced(history.workflow_id, marker) == 2
+
+
+def test_builds_are_counted_in_this_process_and_in_the_marker_file(
+    world: World, tmp_path: Path
+) -> None:
+    marker = tmp_path / "built.txt"
+    workflow_id = f"{SCENARIO.name}:marker"
+    before = produced(workflow_id)
+
+    history = run(world, counted(marker), "marker")
+
+    assert history.final_status == RunStatus.COMPLETED
+    assert history.workflow_id == workflow_id
+    assert produced(workflow_id, marker) == 1
+    assert produced(workflow_id) == before + 1

@@ -4,47 +4,40 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
-from killpoint.harness.contract.boundaries import RESPONSE_READ
+from killpoint.harness.contract.boundaries import RECONCILE_LOOKED_UP, RESPONSE_READ
 from killpoint.harness.contract.records import RunStatus
+from killpoint.harness.world import World
 from killpoint.scenarios.research_publish import SCENARIO, check_draft
-from tests.scenarios.conftest import DieAt, Died, Harness
+from tests.scenarios.conftest import applied, client, crash, effects_of, lose_response, run
 
 
-def test_lost_cms_response_is_reconciled_to_one_post(harness: Harness) -> None:
-    harness.services.set_plan(
-        FaultPlan.of(
-            FaultRule(
-                service="cms", operation="create_post", occurrence=1, mode=FaultMode.LOST_RESPONSE
-            )
-        )
-    )
-    workflow_id, inp = harness.start(SCENARIO, "lost")
-
-    outcome = harness.drive(SCENARIO, workflow_id)
-
-    assert outcome.status is RunStatus.COMPLETED, outcome.reason
-    assert len(harness.services.journal.applied_effects("cms", str(inp["slug"]))) == 1
+def _slug(run_id: str) -> str:
+    return str(SCENARIO.make_input(run_id)["slug"])
 
 
-def test_death_after_the_post_was_created_leaves_one_post(harness: Harness) -> None:
-    workflow_id, inp = harness.start(SCENARIO, "died")
-    with pytest.raises(Died):
-        harness.engine(SCENARIO, DieAt(RESPONSE_READ, step="publish")).resume(workflow_id)
-    harness.after_death()
+def test_lost_cms_response_is_reconciled_to_one_post(world: World) -> None:
+    history = run(world, SCENARIO, "lost", network=lose_response("cms", "create_post"))
 
-    outcome = harness.drive(SCENARIO, workflow_id)
-
-    assert outcome.status is RunStatus.COMPLETED, outcome.reason
-    assert len(harness.services.journal.applied_effects("cms", str(inp["slug"]))) == 1
+    publish = {hit.boundary for hit in history.hits if hit.step == "publish"}
+    assert RECONCILE_LOOKED_UP in publish and RESPONSE_READ not in publish  # it was lost
+    assert history.final_status == RunStatus.COMPLETED, history.final_reason
+    assert applied(history, "cms", _slug("lost")) == ["create_post"]
 
 
-def test_post_carries_the_uploaded_image(harness: Harness) -> None:
-    workflow_id, inp = harness.start(SCENARIO, "image")
-    harness.drive(SCENARIO, workflow_id)
-    image, post = SCENARIO.expected_effects(inp)
-    (created,) = harness.services.journal.applied_effects("cms", post.business_key)
-    body = harness.http.get(f"/cms/posts/{created.resource_id}").json()
+def test_death_after_the_post_was_created_leaves_one_post(world: World) -> None:
+    history = run(world, SCENARIO, "died", crashes=(crash("publish", RESPONSE_READ),))
+
+    assert history.deaths and history.final_status == RunStatus.COMPLETED, history.final_reason
+    assert applied(history, "cms", _slug("died")) == ["create_post"]
+
+
+def test_post_carries_the_uploaded_image(world: World) -> None:
+    history = run(world, SCENARIO, "image")
+
+    image, post = SCENARIO.expected_effects(SCENARIO.make_input("image"))
+    (created,) = effects_of(history, "cms", post.business_key)
+    with client(world) as http:
+        body = http.get(f"/cms/posts/{created.resource_id}").json()
     assert body["image_sha256"] == image.business_key
 
 

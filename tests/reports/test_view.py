@@ -1,0 +1,69 @@
+"""What the page decides before the template lays it out: above all, the replay command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.reports.html import render_html
+from killpoint.reports.junit import junit_xml
+from killpoint.reports.view import replay_command, violation_view
+
+FILE = "killpoint-out/schedules/order_saga-r7.json"
+
+
+def _violation(campaign: CampaignResult, **update: object) -> RunResult:
+    run = campaign.violations[0]
+    schedule = run.schedule.model_copy(update={k: v for k, v in update.items() if k == "engine"})
+    fields = {k: v for k, v in update.items() if k != "engine"}
+    return run.model_copy(update={"schedule": schedule, **fields})
+
+
+def _with(campaign: CampaignResult, run: RunResult) -> CampaignResult:
+    runs = [run if r.run_id == run.run_id else r for r in campaign.runs]
+    return campaign.model_copy(update={"runs": runs})
+
+
+def test_the_replay_command_is_the_file_alone_since_the_schedule_names_its_engine(
+    campaign: CampaignResult,
+) -> None:
+    run = _violation(campaign)
+    assert run.schedule.engine == "reference" and run.schedule_file == FILE
+
+    view = violation_view(run, with_timeline=False)
+
+    assert view.replay == replay_command(run) == f"killpoint replay {FILE}"
+    assert view.replay_from_launch  # a relative path: from the folder the campaign ran in
+    assert view.schedule_json is None
+
+
+def test_a_schedule_path_is_quoted_for_the_shell_and_an_absolute_one_needs_no_hint(
+    campaign: CampaignResult, tmp_path: Path
+) -> None:
+    spaced = _violation(campaign, schedule_file="my runs/order saga.json")
+    assert replay_command(spaced) == "killpoint replay 'my runs/order saga.json'"
+    absolute = _violation(campaign, schedule_file=str(tmp_path / "s.json"))
+    assert not violation_view(absolute, with_timeline=False).replay_from_launch
+
+
+def test_a_schedule_that_names_no_engine_gets_no_replay_command_but_its_json(
+    campaign: CampaignResult,
+) -> None:
+    # an engine handed to the harness as an object: `killpoint replay FILE` could not rebuild it
+    run = _violation(campaign, engine=None)
+
+    view = violation_view(run, with_timeline=False)
+
+    assert replay_command(run) is None and view.replay is None
+    assert view.schedule_json is not None and '"engine": null' in view.schedule_json
+    html = render_html(_with(campaign, run))
+    assert "killpoint replay killpoint-out" not in html
+    assert "replay it through the test that ran it" in html
+    text = junit_xml(_with(campaign, run)).decode()
+    assert "killpoint replay" not in text and f"schedule: {FILE}" in text
+
+
+def test_the_page_prints_the_command_and_where_to_run_it(campaign: CampaignResult) -> None:
+    html = render_html(campaign)
+    assert f'<pre class="replay"><code>killpoint replay {FILE}</code></pre>' in html
+    assert "run it in the folder the campaign was started in" in html
