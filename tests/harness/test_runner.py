@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,10 +28,9 @@ from killpoint.harness.world import World
 
 
 @pytest.fixture
-def world(tmp_path: Path, store_url: str, checkpoint_key: bytes) -> World:
-    opened = World.open(tmp_path / "world", store_url)
-    yield opened  # type: ignore[misc]
-    opened.close()
+def world(tmp_path: Path, store_url: str, checkpoint_key: bytes) -> Iterator[World]:
+    with World.open(tmp_path / "world", store_url) as opened:
+        yield opened
 
 
 def test_a_killed_worker_is_replaced_and_the_run_recovers(world: World) -> None:
@@ -52,13 +52,10 @@ def test_replaying_a_saved_schedule_gives_an_identical_history(
     path = save_schedule(schedule, tmp_path / "schedule.json")
     histories = []
     for n in range(2):
-        world = World.open(tmp_path / f"world-{n}")
-        try:
+        with World.open(tmp_path / f"world-{n}") as world:
             histories.append(
                 run_schedule(world, scenarios.get("order_saga"), load_schedule(path), REFERENCE)
             )
-        finally:
-            world.close()
     assert histories[0].identity() == histories[1].identity()
     assert len(histories[0].deaths) == 2
 
