@@ -37,10 +37,11 @@ from killpoint.harness.checkers import CHECKERS
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History, WorkerRecord
+from killpoint.harness.interleave import run_pair
 from killpoint.harness.plan import Target
 from killpoint.harness.protocol import EngineSpec, StoreHandle
 from killpoint.harness.results import Verdict
-from killpoint.harness.runner import Run, run_pair
+from killpoint.harness.runner import Run
 from killpoint.harness.schedule import (
     ClockJump,
     Deploy,

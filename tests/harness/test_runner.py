@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from killpoint.harness.checkers import check_all
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.interleave import Baton
 from killpoint.harness.results import combine
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import (
@@ -73,6 +75,31 @@ def test_two_recovering_workers_take_turns_and_only_one_wins_the_lease(world: Wo
     loser = next(w for w in history.workers if w.end == "error")
     assert "LeaseHeldError" in loser.reason
     assert combine(check_all(history, scenarios.get("order_saga").workflow)) is True
+
+
+def test_the_baton_runs_one_worker_at_a_time_and_hands_over_after_the_scheduled_hits() -> None:
+    """Hits are counted over both workers from 0; after hits 1 and 3 the other worker runs (the
+    clock moved on by the pause first); once one has finished, the other runs to its end."""
+    pauses: list[float] = []
+    baton = Baton({1, 3, 5}, pauses.append, 31.0)
+    order: list[tuple[int, int]] = []
+
+    def worker(slot: int, hits: int) -> None:
+        baton.wait_turn(slot)
+        try:
+            for n in range(hits):
+                order.append((slot, n))
+                baton.after_hit(slot)
+        finally:
+            baton.finish(slot)
+
+    threads = [threading.Thread(target=worker, args=(slot, 3)) for slot in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert order == [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2), (1, 2)]
+    assert pauses == [31.0, 31.0]  # hit 5 came after worker 0 had finished: no pause, no switch
 
 
 def test_a_paused_worker_whose_lease_expired_cannot_write(world: World) -> None:
