@@ -163,15 +163,14 @@ class Run:
         status = state = None
         sequence: int | None = None
         reason = ""
-        try:
-            status, state, reason, sequence = self.drive(engine, worker)
-            end = "stopped"
-        except Killed as killed:
-            end, reason = "killed", f"killed at {killed.point.label()}"
-        except KillpointError as exc:
-            end, reason = "error", f"{type(exc).__name__}: {exc}"
-        finally:
-            http.close()
+        with http:
+            try:
+                status, state, reason, sequence = self.drive(engine, worker)
+                end = "stopped"
+            except Killed as killed:
+                end, reason = "killed", f"killed at {killed.point.label()}"
+            except KillpointError as exc:
+                end, reason = "error", f"{type(exc).__name__}: {exc}"
         record = WorkerRecord(
             worker=worker,
             owner=f"worker-{worker}",
