@@ -2,23 +2,24 @@
 
 A scenario's fault-free recording names the boundary hits (so a boundary added tomorrow is
 crashed tomorrow) and the mutating requests; the recoveries of the single crashes name the
-hits a second death or a second worker can meet. From those, and the options, the plan is:
-one single crash per hit (the riskiest first, see `crash_risk`), two workers after each single
-crash and a second crash in each recovery (all while they fit `double_limit`, a seeded sample
-otherwise), each network fault mode on each mutating request, and the named cases the scenario
-brings. No world, no I/O: histories come in as data, planned runs go out as schedules.
+hits a second death or a second worker can meet. From those and the options, the plan is one
+single crash per hit (the riskiest first, see `crash_risk`), two workers after each single and
+a second crash in each recovery (all while they fit `double_limit`, a seeded sample beyond),
+each network fault mode on each mutating request, and the scenario's named cases. No world,
+no I/O: histories come in as data, planned runs go out as schedules.
 
-One plan, three readers: the campaign runs it scenario by scenario and judges each run
-(`Plan.scenario_runs`), a shard takes every n-th of the runs it may split (`in_shard`), and a
-hunt runs the same runs smallest schedule first (`Plan.smallest_first`). The Hypothesis
-strategies and the stateful machine draw from the same menu (`first_hits`, `recovery_only`,
-`targets`, `network_modes`).
+The campaign runs the plan scenario by scenario and judges each run (`Plan.scenario_runs`), a
+shard takes every n-th of the runs it may split (`in_shard`), a hunt runs the same runs
+smallest first (`Plan.smallest_first`), and the Hypothesis strategies and the stateful
+machine draw from its menu (`first_hits`, `recovery_only`, `targets`, `network_modes`).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -105,10 +106,14 @@ class Recovery:
     hits: tuple[HitPoint, ...]
 
     @property
+    def name(self) -> str:
+        """The single crash's name without its kind: `<n>` for `single-<n>`."""
+        return self.single.run_id.removeprefix("single-")
+
+    @property
     def position(self) -> tuple[int, str]:
         """The crashed hit's place in the recording (`single-<n>`); other names first."""
-        n = self.single.run_id.removeprefix("single-")
-        return (int(n), "") if n.isdigit() else (-1, self.single.run_id)
+        return (int(self.name), "") if self.name.isdigit() else (-1, self.single.run_id)
 
 
 # -- what a recording shows ----------------------------------------------------------------
@@ -166,11 +171,8 @@ class Target:
 
 def targets(recording: History) -> tuple[Target, ...]:
     """The mutating requests of the recording, by (service, operation), in the order first sent."""
-    counts: dict[tuple[str, str], int] = {}
-    for request in recording.requests:
-        key = (request.service, request.operation)
-        if key in MUTATIONS:
-            counts[key] = counts.get(key, 0) + 1
+    sent = ((r.service, r.operation) for r in recording.requests)
+    counts = Counter(target for target in sent if target in MUTATIONS)  # in first-seen order
     return tuple(Target(s, o, n) for (s, o), n in counts.items())
 
 
@@ -192,10 +194,8 @@ def crash_risk(recording: History) -> list[Risk]:
     for hit in first_hits(recording):
         delivered = any(seen < seq <= hit.journal_seq for seq in mutations)
         seen = hit.journal_seq
-        if delivered:
-            risks.append(Risk.DELIVERED)
-        else:
-            risks.append(Risk.ROUTINE if hit.boundary in ROUTINE else Risk.PROTOCOL)
+        routine = Risk.ROUTINE if hit.boundary in ROUTINE else Risk.PROTOCOL
+        risks.append(Risk.DELIVERED if delivered else routine)
     return risks
 
 
@@ -233,94 +233,71 @@ def _risk(run: PlannedRun) -> int:
 
 
 def in_hit_order(recoveries: Iterable[Recovery]) -> list[Recovery]:
-    """Single crashes and their recoveries in the order of the hits they crashed.
-
-    Paired crashes and interleavings follow the first crash's place in the workflow, not its
-    risk: what they add is a second death or a second worker in the recovery, whose risk the
-    first crash's boundary does not tell (two workers after a crash at the lease are where a
+    """Single crashes and their recoveries in the order of the hits they crashed: paired
+    crashes and interleavings follow the first crash's place in the workflow, not its risk,
+    since what they add is a second death or worker in the recovery, whose risk the first
+    crash's boundary does not tell (two workers after a crash at the lease are where a
     missing fencing token shows)."""
     return sorted(recoveries, key=lambda r: r.position)
 
 
-def _cap(options: PlanOptions, singles_total: int) -> int:
-    """Runs per single crash that keep a scenario's pairs (or doubles) within the limit."""
-    return max(1, math.ceil(options.double_limit / (singles_total or 1)))
-
-
-def _sample(items: list[int], cap: int, seed: str) -> list[int]:
-    """All of `items` while they fit `cap`, else a sample seeded by `seed`, in order."""
-    if len(items) <= cap:
-        return items
-    return sorted(random.Random(seed).sample(items, cap))
+def _chosen(
+    scenario: Scenario, recoveries: Iterable[Recovery], options: PlanOptions, total: int, kind: str
+) -> Iterator[tuple[Recovery, int]]:
+    """Per single crash in hit order, which of its recovery's hits (numbered from 0) to use:
+    all while they fit the scenario's share of `double_limit`, else a sample seeded by the
+    single alone, so a shard makes of its singles what the whole campaign makes of them."""
+    cap = max(1, math.ceil(options.double_limit / (total or 1)))
+    for rec in in_hit_order(recoveries):
+        chosen = list(range(len(rec.hits)))
+        if len(chosen) > cap:
+            salt = "" if kind == "double" else f":{kind}"
+            rng = random.Random(f"{options.seed}:{scenario.name}:{rec.single.run_id}{salt}")
+            chosen = sorted(rng.sample(chosen, cap))
+        yield from ((rec, n) for n in chosen)
 
 
 def doubles(
     scenario: Scenario, recoveries: Iterable[Recovery], options: PlanOptions, singles_total: int
 ) -> Iterator[PlannedRun]:
-    """A second crash in each first recovery: all of them while they fit the limit, else a
-    seeded sample of each recovery's hits. The choice for one single crash never depends on
-    the others, so a shard makes exactly the pairs the whole campaign makes of its singles.
-    """
-    cap = _cap(options, singles_total)
-    for rec in in_hit_order(recoveries):
+    """A second crash in each first recovery, at the j-th hit of that recovery."""
+    for rec, j in _chosen(scenario, recoveries, options, singles_total, "double"):
         first = rec.single
-        seed = f"{options.seed}:{scenario.name}:{first.run_id}"
-        for j in _sample(list(range(len(rec.hits))), cap, seed):
-            yield PlannedRun(
-                scenario,
-                "double",
-                first.model_copy(
-                    update={
-                        "run_id": f"double-{first.run_id.removeprefix('single-')}-{j}",
-                        "crashes": (*first.crashes, rec.hits[j]),
-                    }
-                ),
-            )
+        update = {"run_id": f"double-{rec.name}-{j}", "crashes": (*first.crashes, rec.hits[j])}
+        yield PlannedRun(scenario, "double", first.model_copy(update=update))
 
 
 def interleavings(
     scenario: Scenario, recoveries: Iterable[Recovery], options: PlanOptions, singles_total: int
 ) -> Iterator[PlannedRun]:
     """After a single crash, two workers recover at once: the first takes the lease and is
-    paused past its expiry, the second runs k boundary hits, then the first wakes up and
-    carries on (k = 1 .. the recovery's length, sampled per single as `doubles` is). Two
-    workers share one process's memory to take turns, so the real tier has none."""
+    paused past its expiry, the second runs k boundary hits (k = 1 .. the recovery's length),
+    then the first wakes up and carries on. Two workers take turns in one process's memory,
+    so the real tier has none."""
     if options.tier != "inprocess":
         return
-    cap = _cap(options, singles_total)
-    for rec in in_hit_order(recoveries):
-        first = rec.single
-        seed = f"{options.seed}:{scenario.name}:{first.run_id}:pair"
-        for k in _sample(list(range(1, len(rec.hits) + 1)), cap, seed):
-            pair = Interleave(after_worker=0, switch_at=(0, k), pause_expires_lease=True)
-            yield PlannedRun(
-                scenario,
-                "pair",
-                first.model_copy(
-                    update={
-                        "run_id": f"pair-{first.run_id.removeprefix('single-')}-{k}",
-                        "interleave": pair,
-                    }
-                ),
-            )
+    for rec, n in _chosen(scenario, recoveries, options, singles_total, "pair"):
+        pair = Interleave(after_worker=0, switch_at=(0, n + 1), pause_expires_lease=True)
+        update = {"run_id": f"pair-{rec.name}-{n + 1}", "interleave": pair}
+        yield PlannedRun(scenario, "pair", rec.single.model_copy(update=update))
 
 
 def network(scenario: Scenario, recording: History) -> Iterator[PlannedRun]:
     """Each mutating request of the recording, met by each network fault mode."""
-    seen: dict[tuple[str, str], int] = {}
-    n = 0
+    seen: Counter[tuple[str, str]] = Counter()
+    run_ids = (f"net-{n}" for n in itertools.count())
     for request in recording.requests:
-        service, operation = request.service, request.operation
-        if (service, operation) not in MUTATIONS:
+        service, operation = target = (request.service, request.operation)
+        if target not in MUTATIONS:
             continue
-        seen[(service, operation)] = occurrence = seen.get((service, operation), 0) + 1
+        seen[target] += 1
         for mode in network_modes(service, operation):
-            rule = FaultRule(service=service, operation=operation, occurrence=occurrence, mode=mode)
-            schedule = FaultSchedule(
-                scenario=scenario.name, run_id=f"net-{n}", network=FaultPlan.of(rule)
+            rule = FaultRule(
+                service=service, operation=operation, occurrence=seen[target], mode=mode
             )
+            plan = FaultPlan.of(rule)
+            schedule = FaultSchedule(scenario=scenario.name, run_id=next(run_ids), network=plan)
             yield PlannedRun(scenario, "network", schedule)
-            n += 1
 
 
 def named(scenario: Scenario, options: PlanOptions) -> Iterator[PlannedRun]:
@@ -371,9 +348,6 @@ class Plan:
             if in_shard(index, self.shard):
                 yield run
 
-    def _singles_total(self, name: str) -> int:
-        return len(first_hits(self.recordings[name]))
-
     def scenario_runs(self, scenario: Scenario) -> Iterator[PlannedRun]:
         """One scenario's runs as a campaign makes them: the recording, the singles, two
         workers and then a second crash in each single's recovery, network faults, named
@@ -382,7 +356,7 @@ class Plan:
         yield clean(scenario)
         recording = self.recordings[name]
         yield from self._split(singles(scenario, recording))
-        made, total = self.recoveries.get(name, []), self._singles_total(name)
+        made, total = self.recoveries.get(name, []), len(first_hits(recording))
         if options.interleave:
             yield from interleavings(scenario, made, options, total)
         if options.double:
@@ -415,7 +389,8 @@ class Plan:
         for phase, wanted in ((interleavings, options.interleave), (doubles, options.double)):
             if wanted:
                 for s in chosen:
-                    made, total = self.recoveries.get(s.name, []), self._singles_total(s.name)
+                    made = self.recoveries.get(s.name, [])
+                    total = len(first_hits(self.recordings[s.name]))
                     yield from phase(s, made, options, total)
 
     def campaign(self, extra: Iterable[PlannedRun] = ()) -> Iterator[PlannedRun]:
