@@ -22,10 +22,10 @@ from pathlib import Path
 from flow import make_scenario
 from sqlalchemy import create_engine, text
 
-from killpoint.harness.campaign import recovery_points, singles
 from killpoint.harness.checkers import check_all
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
+from killpoint.harness.plan import recovery_points, singles
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
@@ -67,7 +67,7 @@ def crash_cycles(
     tag: str = "c",
 ) -> Throughput:
     """`cycles` runs, each crashed once (boundaries in turn) and recovered to terminal."""
-    schedules = [s for _, s in singles(scenario.name, recording(world, scenario, runner))]
+    schedules = [run.schedule for run in singles(scenario, recording(world, scenario, runner))]
     plan = list(itertools.islice(itertools.cycle(schedules), cycles))
     wall, cpu = time.perf_counter(), time.process_time()
     for n, schedule in enumerate(plan):
@@ -124,7 +124,7 @@ def single_enumeration(
     rec = run_schedule(
         world, scenario, FaultSchedule(scenario=scenario.name, run_id=f"{tag}r"), REFERENCE
     )
-    plan = [s for _, s in singles(scenario.name, rec)]
+    plan = [run.schedule for run in singles(scenario, rec)]
     chosen = plan if sample is None or sample >= len(plan) else plan[:: -(-len(plan) // sample)]
     runs, bad = 1, 0
     for schedule in chosen:
@@ -145,7 +145,8 @@ def double_enumeration(
     )
     runs, bad = 1, 0
     pairs: list[FaultSchedule] = []
-    for _, schedule in singles(scenario.name, rec):
+    for single in singles(scenario, rec):
+        schedule = single.schedule
         history = run_schedule(world, scenario, _renamed(schedule, tag), REFERENCE)
         runs += 1
         bad += any(v.valid is False for v in check_all(history, scenario.workflow))

@@ -2,7 +2,7 @@
 
 Systematic: the campaign's exhaustive single-crash enumeration — a recording run per scenario,
 then one run per discovered boundary hit crashing the first worker there, in the campaign's
-order (`harness.campaign.ranked_singles`: the lost-response windows first, then the effect
+order (`harness.plan.singles`: the lost-response windows first, then the effect
 protocol, then the routine boundaries) — until the oracle judges a run false. Three orders are
 counted from the same verdicts:
 
@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killpoint.harness.campaign import Risk, crash_risk, ranked_singles
 from killpoint.harness.checkers import check_all
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History, WorkerRecord
 from killpoint.harness.killswitch import Hit
+from killpoint.harness.plan import Risk, crash_risk, singles
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.runner import Run
 from killpoint.harness.scenario import Scenario
@@ -127,7 +127,7 @@ def weights(
 
     `hooks`: from the hit to the next one; the first hit's weight starts at the worker's start,
     the last one's ends at the worker's end. `time`: the same, where a mutating request reached
-    a service between two hits (`delivered`, see `harness.campaign.crash_risk`), with the slice
+    a service between two hits (`delivered`, see `harness.plan.crash_risk`), with the slice
     from the service's last commit to the later hit moved to the later hit — the service changed
     state before that hit was reached, so a kill in between leaves its state (the lost-response
     window at `transport.response_received`). `warm`: `time`, with the kill
@@ -216,11 +216,11 @@ def tabulate(world: World, scenario: Scenario, spec: EngineSpec, tag: str) -> Ta
             for model in timings[0]
         },
     )
-    table.risks = [Risk.ROUTINE] * len(hits)
-    for risk, _, schedule in ranked_singles(scenario.name, history):
+    table.risks = crash_risk(history)
+    for single in singles(scenario, history):
+        schedule = single.schedule
         n = int(schedule.run_id.removeprefix("single-"))
         table.order.append(n)
-        table.risks[n] = risk
         renamed = schedule.model_copy(update={"run_id": f"{tag}-{schedule.run_id}"})
         crashed, _, _ = _run(world, scenario, renamed, spec)
         table.caught[n] = _caught(crashed, scenario)

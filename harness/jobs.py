@@ -3,9 +3,11 @@
 A campaign's runs are independent and a CI runner has more than one core, so `killpoint run
 --jobs N` forks N children, each running shard i/N of the same plan in a folder of its own (its
 own store and services), and merges what they found: verdict for verdict the campaign one
-process would have run (`harness.merge`). Mutant hunts are spread over the children the same
-way. The children are forked, not spawned: they start warm, and they inherit the scenarios and
-the engine under test, which a team's own code need not make picklable.
+process would have run (`harness.merge`). Which runs are shard i's is the plan's to say
+(`harness.plan.in_shard`: every N-th of the runs a shard may split, from i). Mutant hunts are
+spread over the children the same way. The children are forked, not spawned: they start warm,
+and they inherit the scenarios and the engine under test, which a team's own code need not make
+picklable.
 """
 
 from __future__ import annotations
@@ -71,11 +73,8 @@ def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:
 
 
 def _campaign(config: CampaignConfig) -> CampaignResult:
-    campaign = Campaign(config)
-    try:
+    with Campaign(config) as campaign:
         return campaign.run()
-    finally:
-        campaign.close()
 
 
 def in_processes(

@@ -18,7 +18,7 @@ import signal
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -31,6 +31,8 @@ from killpoint.harness.runner import Run
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.world import EPOCH, World, store_for
+
+End = Literal["stopped", "sigkill", "error"]  # how a forked worker can end
 
 
 class SharedMemoryClock:
@@ -138,7 +140,6 @@ class RealRun(Run):
         if hook_wrap is not None:
             raise KillpointError("interleaved workers run in the in-process tier only")
         versions = self.versions_for(worker)
-        plan, prompt = versions.plan, versions.prompt
         standby = self._standby.pop(worker, None) or self._fork(worker)
         started_at, wall = self.world.clock.now(), time.perf_counter()
         standby.go(self.started)
@@ -146,36 +147,13 @@ class RealRun(Run):
             # this one is to die, so the next is needed: it sets up while this one runs
             self._standby[worker + 1] = self._fork(worker + 1)
         _, status = os.waitpid(standby.pid, 0)
-        hits_path, result_path, grants_path = standby.paths
-        hits = [
-            HitRecord.model_validate_json(line)
-            for line in hits_path.read_text().splitlines()
-            if line.strip()
-        ]
-        self.hits.extend(hits)
-        killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-        result: dict[str, Any] = {}
-        if result_path.exists():
-            result = json.loads(result_path.read_text())
-        if grants_path.exists():
-            self.grants.extend(
-                GrantRecord.model_validate_json(line)
-                for line in grants_path.read_text().splitlines()
-                if line
-            )
-        if killed:
-            end, reason = "sigkill", f"killed by signal 9 at {hits[-1].label() if hits else '?'}"
-        elif "error" in result:
-            end, reason = "error", str(result["error"])
-        elif "status" in result:
-            end, reason = "stopped", str(result.get("reason", ""))
-        else:
-            end, reason = "error", f"worker exited with status {status} and no result"
+        hits, result = self._collect(standby)
+        end, reason = _ending(status, hits, result)
         record = WorkerRecord(
             worker=worker,
             owner=f"worker-{worker}",
-            plan_version=plan,
-            prompt_version=prompt,
+            plan_version=versions.plan,
+            prompt_version=versions.prompt,
             end=end,
             status=result.get("status"),
             state=result.get("state"),
@@ -187,15 +165,29 @@ class RealRun(Run):
             journal_seq_end=self.world.services.journal.last_seq(),
             wall_s=time.perf_counter() - wall,
         )
-        self.workers.append(record)
-        if record.status is not None:
-            self.last_status, self.last_state, self.last_reason = (
-                record.status,
-                record.state or "",
-                reason,
-            )
         self.started = True  # the first worker delivered the start message
-        return record
+        return self.ended(record)
+
+    def _collect(self, standby: _Standby) -> tuple[list[HitRecord], dict[str, Any]]:
+        """What an ended worker left in its files: its hits and grants (kept in the run), and
+        its result, if it lived to write one."""
+        hits_path, result_path, grants_path = standby.paths
+        hits = [
+            HitRecord.model_validate_json(line)
+            for line in hits_path.read_text().splitlines()
+            if line.strip()
+        ]
+        self.hits.extend(hits)
+        if grants_path.exists():
+            self.grants.extend(
+                GrantRecord.model_validate_json(line)
+                for line in grants_path.read_text().splitlines()
+                if line
+            )
+        result: dict[str, Any] = {}
+        if result_path.exists():
+            result = json.loads(result_path.read_text())
+        return hits, result
 
     def _fork(self, worker: int) -> _Standby:
         """A worker process, set up (store, journal, engine, client) and waiting for its go."""
@@ -242,6 +234,17 @@ class RealRun(Run):
             code = 70
         finally:
             os._exit(code)
+
+
+def _ending(status: int, hits: list[HitRecord], result: dict[str, Any]) -> tuple[End, str]:
+    """How a worker process ended, from its exit status and the result it wrote."""
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+        return "sigkill", f"killed by signal 9 at {hits[-1].label() if hits else '?'}"
+    if "error" in result:
+        return "error", str(result["error"])
+    if "status" in result:
+        return "stopped", str(result.get("reason", ""))
+    return "error", f"worker exited with status {status} and no result"
 
 
 class _Standby:

@@ -25,6 +25,7 @@ from killpoint.harness.history import (
     TamperRecord,
     WorkerRecord,
 )
+from killpoint.harness.interleave import run_pair
 from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
 from killpoint.harness.protocol import EngineSpec, EngineUnderTest, WorkerEnv
 from killpoint.harness.scenario import GatePolicy, Scenario
@@ -162,15 +163,14 @@ class Run:
         status = state = None
         sequence: int | None = None
         reason = ""
-        try:
-            status, state, reason, sequence = self.drive(engine, worker)
-            end = "stopped"
-        except Killed as killed:
-            end, reason = "killed", f"killed at {killed.point.label()}"
-        except KillpointError as exc:
-            end, reason = "error", f"{type(exc).__name__}: {exc}"
-        finally:
-            http.close()
+        with http:
+            try:
+                status, state, reason, sequence = self.drive(engine, worker)
+                end = "stopped"
+            except Killed as killed:
+                end, reason = "killed", f"killed at {killed.point.label()}"
+            except KillpointError as exc:
+                end, reason = "error", f"{type(exc).__name__}: {exc}"
         record = WorkerRecord(
             worker=worker,
             owner=f"worker-{worker}",
@@ -187,10 +187,15 @@ class Run:
             journal_seq_end=self.world.services.journal.last_seq(),
             wall_s=time.perf_counter() - wall,
         )
+        return self.ended(record)
+
+    def ended(self, record: WorkerRecord) -> WorkerRecord:
+        """Keep an ended worker's record; one that stopped with a status has the last word."""
         with self._lock:
             self.workers.append(record)
-        if status is not None:
-            self.last_status, self.last_state, self.last_reason = status, state or "", reason
+        if record.status is not None:
+            self.last_status = record.status
+            self.last_state, self.last_reason = record.state or "", record.reason
         return record
 
     # -- between workers ----------------------------------------------------------------
@@ -281,72 +286,6 @@ class Run:
             final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
             final_reason=self.last_reason,
         )
-
-
-def run_pair(run: Run, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
-    """Two workers recover at once, one at a time, switching after the scheduled hits."""
-    baton = _Baton(
-        set(switch_at), run.world.clock.advance if expire else None, run.world.lease_ttl + 1
-    )
-    results: list[WorkerRecord] = []
-
-    def body(slot: int) -> None:
-        baton.wait_turn(slot)
-        try:
-            results.append(run.run_worker(first + slot, lambda s: baton.hook(slot, s)))
-        finally:
-            baton.finish(slot)
-
-    threads = [threading.Thread(target=body, args=(slot,)) for slot in (0, 1)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
-
-
-class _Baton:
-    """Lets exactly one of two workers run; hands over at scheduled boundary hits."""
-
-    def __init__(
-        self, switch_at: set[int], advance: Callable[[float], None] | None, pause: float
-    ) -> None:
-        self.switch_at = switch_at
-        self.advance = advance
-        self.pause = pause
-        self.turn = 0
-        self.count = 0
-        self.done = [False, False]
-        self.cond = threading.Condition()
-
-    def hook(self, slot: int, switch: KillSwitch) -> Callable[..., None]:
-        def hook(boundary: str, step: str | None = None) -> None:
-            switch(boundary, step)
-            self.after_hit(slot)
-
-        return hook
-
-    def after_hit(self, slot: int) -> None:
-        with self.cond:
-            index = self.count
-            self.count += 1
-            other = 1 - slot
-            if index in self.switch_at and not self.done[other]:
-                if self.advance is not None:
-                    self.advance(self.pause)
-                self.turn = other
-                self.cond.notify_all()
-                self.cond.wait_for(lambda: self.turn == slot)
-
-    def wait_turn(self, slot: int) -> None:
-        with self.cond:
-            self.cond.wait_for(lambda: self.turn == slot)
-
-    def finish(self, slot: int) -> None:
-        with self.cond:
-            self.done[slot] = True
-            self.turn = 1 - slot
-            self.cond.notify_all()
 
 
 def run_schedule(

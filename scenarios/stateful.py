@@ -37,9 +37,11 @@ from killpoint.harness.checkers import CHECKERS
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History, WorkerRecord
+from killpoint.harness.interleave import run_pair
+from killpoint.harness.plan import Target
 from killpoint.harness.protocol import EngineSpec, StoreHandle
 from killpoint.harness.results import Verdict
-from killpoint.harness.runner import Run, run_pair
+from killpoint.harness.runner import Run
 from killpoint.harness.schedule import (
     ClockJump,
     Deploy,
@@ -50,13 +52,7 @@ from killpoint.harness.schedule import (
 )
 from killpoint.harness.world import EPOCH, TENANT, SharedTime, World
 from killpoint.scenarios import get
-from killpoint.scenarios.strategies import (
-    TAMPER_KINDS,
-    Target,
-    discover,
-    interleavings,
-    version_changes,
-)
+from killpoint.scenarios.strategies import TAMPER_KINDS, discover, interleavings, version_changes
 
 __all__ = ["Failure", "KillpointMachine", "machine_for"]
 

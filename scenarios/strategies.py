@@ -3,8 +3,10 @@
 Crash points are never a hand-written list: a fault-free run of the scenario is recorded once
 (per engine) and its boundary hits are the menu, so a boundary added to the engine tomorrow is
 drawn tomorrow. Recovery-only boundaries (reconciliation, say) come from recording the recovery
-of one crash at each of those hits. Network faults target the mutating requests that recording
-saw. Every strategy shrinks towards *less*: no crash, no rule, no jump, the first boundary, the
+of the campaign's single crash at each of those hits. Network faults target the mutating
+requests that recording saw, with the modes a campaign gives them. The menu is the campaign
+plan's own (`harness.plan`): what a campaign enumerates, the strategies draw from. Every
+strategy shrinks towards *less*: no crash, no rule, no jump, the first boundary, the
 shortest pause; so the simplest schedule of all is the fault-free one.
 """
 
@@ -17,12 +19,18 @@ from typing import get_args
 
 from hypothesis import strategies as st
 
-from killpoint.fake_services.faults import FaultMode, FaultRule
-from killpoint.harness.campaign import DEDUPING, NETWORK_MODES
+from killpoint.fake_services.faults import FaultRule
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
-from killpoint.harness.ground_truth import MUTATIONS
-from killpoint.harness.history import HitRecord
+from killpoint.harness.plan import (
+    Target,
+    first_hits,
+    point,
+    recovery,
+    recovery_only,
+    single_crashes,
+    targets,
+)
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.scenario import GatePolicy, Scenario
@@ -59,25 +67,6 @@ LEASE_TTL = 30.0  # `World.lease_ttl`: a jump past it lapses the lease
 
 
 @dataclass(frozen=True)
-class Target:
-    """A mutating request the recording saw: `count` requests of (service, operation)."""
-
-    service: str
-    operation: str
-    count: int
-
-    def modes(self) -> tuple[FaultMode, ...]:
-        # duplicate delivery only where the service dedups: elsewhere any duplicate is the
-        # network's doing, not the engine's, and the oracle would blame the wrong party
-        extra = (FaultMode.DUPLICATE_DELIVERY,) if self.key in DEDUPING else ()
-        return (*NETWORK_MODES, *extra)
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.service, self.operation)
-
-
-@dataclass(frozen=True)
 class Discovery:
     """What one recording of a scenario showed: the menu every strategy draws from."""
 
@@ -97,10 +86,6 @@ class Discovery:
         return (LEASE_TTL + 1.0, self.approval_ttl + 1.0)
 
 
-def _point(hit: HitPoint | HitRecord, worker: int = 0) -> HitPoint:
-    return HitPoint(worker=worker, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
-
-
 def _as_scenario(scenario: Scenario | str) -> Scenario:
     return get(scenario) if isinstance(scenario, str) else scenario
 
@@ -118,27 +103,17 @@ def _discover(name: str, engine: EngineSpec) -> Discovery:
         World.open(root) as world,
     ):
         clean = run_schedule(world, scenario, FaultSchedule(scenario=name, run_id="clean"), engine)
-        first = tuple(_point(h) for h in clean.hits if h.worker == 0)
-        seen = {(p.step, p.boundary, p.occurrence) for p in first}
-        recovery: list[HitPoint] = []
-        for n, point in enumerate(first):
-            crashed = FaultSchedule(scenario=name, run_id=f"discover-{n}", crashes=(point,))
-            for hit in run_schedule(world, scenario, crashed, engine).hits:
-                key = (hit.step, hit.boundary, hit.occurrence)
-                if hit.worker == 1 and key not in seen:
-                    seen.add(key)
-                    recovery.append(_point(hit))
-    counts: dict[tuple[str, str], int] = {}
-    for request in clean.requests:
-        target = (request.service, request.operation)
-        if target in MUTATIONS:
-            counts[target] = counts.get(target, 0) + 1
+        recoveries = [
+            recovery(run.schedule, run_schedule(world, scenario, run.schedule, engine))
+            for run in single_crashes(scenario, clean)
+        ]
+    first = tuple(point(h) for h in first_hits(clean))
     ttl = max((g.ttl_s for g in scenario.gates.values()), default=GatePolicy().ttl_s)
     return Discovery(
         scenario=name,
         first=first,
-        recovery=tuple(recovery),
-        targets=tuple(Target(s, o, n) for (s, o), n in counts.items()),
+        recovery=tuple(recovery_only(first, recoveries)),
+        targets=targets(clean),
         approval_ttl=ttl,
         versions=BASE_VERSIONS.model_copy(update={"plan": scenario.workflow.plan_version}),
     )
@@ -156,7 +131,7 @@ def crash_points(
     def menu() -> st.SearchStrategy[HitPoint]:
         found = discover(scenario, engine)
         hits = found.first if worker == 0 else found.boundaries
-        return st.sampled_from(hits).map(lambda h: _point(h, worker))
+        return st.sampled_from(hits).map(lambda h: point(h, worker))
 
     return st.deferred(menu)
 
@@ -169,7 +144,7 @@ def crash_chains(
     def menu() -> st.SearchStrategy[tuple[HitPoint, ...]]:
         found = discover(scenario, engine)
         return st.lists(st.sampled_from(found.boundaries), max_size=max_workers).map(
-            lambda hits: tuple(_point(h, worker) for worker, h in enumerate(hits))
+            lambda hits: tuple(point(h, worker) for worker, h in enumerate(hits))
         )
 
     return st.deferred(menu)

@@ -17,11 +17,8 @@ from killpoint.reports import campaign_metrics
 
 def _campaign(tmp_path: Path, name: str, **options: object) -> CampaignResult:
     config = CampaignConfig(engine=REFERENCE, workdir=tmp_path / name, **options)  # type: ignore[arg-type]
-    campaign = Campaign(config)
-    try:
+    with Campaign(config) as campaign:
         return campaign.run()
-    finally:
-        campaign.close()
 
 
 def _assert_every_boundary_crashed_without_violation(result: CampaignResult) -> None:

@@ -7,18 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.harness.campaign import (
-    Campaign,
-    CampaignConfig,
-    Risk,
-    crash_risk,
-    ranked_singles,
-    singles,
-)
+from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
 from killpoint.harness.hunt import hunt_outcome
+from killpoint.harness.plan import Risk, crash_risk, singles
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import RunResult
 from killpoint.harness.runner import run_schedule
@@ -30,37 +24,36 @@ from killpoint.scenarios.mutants import MUTANTS
 
 
 def _recording(root: Path, scenario: Scenario, spec: EngineSpec = REFERENCE) -> History:
-    world = World.open(root / scenario.name)
-    try:
+    with World.open(root / scenario.name) as world:
         clean = FaultSchedule(scenario=scenario.name, run_id="clean")
         return run_schedule(world, scenario, clean, spec)
-    finally:
-        world.close()
 
 
 @pytest.mark.parametrize("name", sorted(CATALOGUE))
 def test_every_hit_is_crashed_exactly_once_riskiest_first(
     name: str, tmp_path: Path, checkpoint_key: bytes
 ) -> None:
-    recording = _recording(tmp_path, CATALOGUE[name])
+    scenario = CATALOGUE[name]
+    recording = _recording(tmp_path, scenario)
     hits = [h for h in recording.hits if h.worker == 0]
-    ranked = list(ranked_singles(name, recording))
-    positions = [int(s.run_id.removeprefix("single-")) for _, _, s in ranked]
+    ranked = singles(scenario, recording)
+    positions = [int(run.schedule.run_id.removeprefix("single-")) for run in ranked]
     assert sorted(positions) == list(range(len(hits)))  # each hit once, named by its position
-    for (risk, hit, schedule), n in zip(ranked, positions, strict=True):
+    for run, n in zip(ranked, positions, strict=True):
+        hit = hits[n]
         point = HitPoint(worker=0, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
-        assert hit == hits[n] and schedule.crashes == (point,)
-        assert risk is crash_risk(recording)[n]
-    keys = [(risk, n) for (risk, _, _), n in zip(ranked, positions, strict=True)]
+        assert run.hit == hit and run.schedule.crashes == (point,) and run.kind == "single"
+        assert run.risk is crash_risk(recording)[n]
+    keys = [(run.risk, n) for run, n in zip(ranked, positions, strict=True)]
     assert keys == sorted(keys)  # by risk, then in the order of the hits
-    assert [s for _, s in singles(name, recording)] == [s for _, _, s in ranked]
 
 
 def test_the_lost_response_windows_come_first_then_the_effect_protocol(
     tmp_path: Path, checkpoint_key: bytes
 ) -> None:
-    recording = _recording(tmp_path, CATALOGUE["order_saga"])
-    ranked = [(risk, hit.label()) for risk, hit, _ in ranked_singles("order_saga", recording)]
+    saga = CATALOGUE["order_saga"]
+    recording = _recording(tmp_path, saga)
+    ranked = [(run.risk, run.hit.label()) for run in singles(saga, recording) if run.hit]
     assert ranked[:2] == [
         (Risk.DELIVERED, "charge:transport.response_received"),
         (Risk.DELIVERED, "ship:transport.response_received"),
@@ -124,11 +117,8 @@ def test_a_campaign_crashes_in_that_order_and_reports_boundaries_in_hit_order(
         network=False,
         named=False,
     )
-    campaign = Campaign(config)
-    try:
+    with Campaign(config) as campaign:
         result = campaign.run()
-    finally:
-        campaign.close()
     crashed = [r.crashed_at for r in result.runs if r.kind == "single"]
     assert crashed[0] == ["w0 notify:transport.response_received"]
     coverage = result.scenarios[0]
@@ -192,11 +182,8 @@ def test_pairs_and_doubles_follow_the_first_crash_in_hit_order(
         network=False,
         named=False,
     )
-    campaign = Campaign(config)
-    try:
+    with Campaign(config) as campaign:
         result = campaign.run()
-    finally:
-        campaign.close()
     singles_run = [int(r.run_id.removeprefix("single-")) for r in result.runs if r.kind == "single"]
     assert singles_run != sorted(singles_run)  # the singles are ranked ...
     for kind in ("pair", "double"):

@@ -11,6 +11,7 @@ from killpoint.harness.hunt import hunt, hunt_outcome
 from killpoint.harness.results import RunResult
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import load_schedule
+from killpoint.harness.world import World
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
 
@@ -54,11 +55,8 @@ def test_stops_at_the_first_false_run_and_its_schedule_replays_false(tmp_path: P
     assert outcome.run is not None and outcome.run.schedule_file is not None
     saved = load_schedule(outcome.run.schedule_file)
     assert saved == result.schedule
-    campaign = Campaign(CampaignConfig(scenarios=[], workdir=tmp_path / "replay", engine=spec))
-    try:
-        history = run_schedule(campaign.world, CATALOGUE["research_publish"], saved, spec)
-    finally:
-        campaign.close()
+    with World.open(tmp_path / "replay") as world:
+        history = run_schedule(world, CATALOGUE["research_publish"], saved, spec)
     verdicts = check_all(history, CATALOGUE["research_publish"].workflow)
     assert any(v.checker == result.checker and v.valid is False for v in verdicts)
 
@@ -71,11 +69,8 @@ def test_a_campaign_runs_no_interleavings_when_told_not_to(tmp_path: Path) -> No
         double_limit=3,
         interleave=False,
     )
-    campaign = Campaign(config)
-    try:
+    with Campaign(config) as campaign:
         result = campaign.run()
-    finally:
-        campaign.close()
     assert not any(r.schedule.interleave for r in result.runs if r.kind != "named")
     assert {r.kind for r in result.runs} >= {"clean", "single", "double"}
 

@@ -78,20 +78,14 @@ def test_runs_of_one_world_do_not_depend_on_their_order(
     a later run that produced the same content end in needs_review, so a shard's order of runs
     changed a verdict."""
     case = {c.name: c for c in CASES}
-    campaign = Campaign(
-        CampaignConfig(
-            engine=REFERENCE, scenarios=[scenarios.get("research_publish")], workdir=tmp_path
-        )
-    )
-    try:
-        publish = scenarios.get("research_publish")
+    publish = scenarios.get("research_publish")
+    config = CampaignConfig(engine=REFERENCE, scenarios=[publish], workdir=tmp_path)
+    with Campaign(config) as campaign:
         campaign.execute(publish, FaultSchedule(scenario=publish.name, run_id="clean"), "clean")
         corrupt = case["artifact_hash_differs"]
         campaign.execute(publish, corrupt.schedule, "named", corrupt.expect)
         later = case["model_or_prompt_version_changes"]
         result, _ = campaign.execute(publish, later.schedule, "named", later.expect)
-    finally:
-        campaign.close()
     assert result.valid is True, [v.summary for v in result.verdicts if v.valid is not True]
 
 

@@ -20,9 +20,8 @@ pytestmark = pytest.mark.realtier
 
 @pytest.fixture
 def real_world(tmp_path: Path, store_url: str, checkpoint_key: bytes) -> Iterator[World]:
-    world = open_real_world(tmp_path / "real", store_url)
-    yield world
-    world.close()
+    with open_real_world(tmp_path / "real", store_url) as world:
+        yield world
 
 
 def test_worker_sigkilled_between_service_commit_and_receipt_recovers_without_second_effect(

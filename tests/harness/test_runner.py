@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from killpoint.harness.checkers import check_all
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.interleave import Baton
 from killpoint.harness.results import combine
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import (
@@ -27,10 +30,9 @@ from killpoint.harness.world import World
 
 
 @pytest.fixture
-def world(tmp_path: Path, store_url: str, checkpoint_key: bytes) -> World:
-    opened = World.open(tmp_path / "world", store_url)
-    yield opened  # type: ignore[misc]
-    opened.close()
+def world(tmp_path: Path, store_url: str, checkpoint_key: bytes) -> Iterator[World]:
+    with World.open(tmp_path / "world", store_url) as opened:
+        yield opened
 
 
 def test_a_killed_worker_is_replaced_and_the_run_recovers(world: World) -> None:
@@ -52,13 +54,10 @@ def test_replaying_a_saved_schedule_gives_an_identical_history(
     path = save_schedule(schedule, tmp_path / "schedule.json")
     histories = []
     for n in range(2):
-        world = World.open(tmp_path / f"world-{n}")
-        try:
+        with World.open(tmp_path / f"world-{n}") as world:
             histories.append(
                 run_schedule(world, scenarios.get("order_saga"), load_schedule(path), REFERENCE)
             )
-        finally:
-            world.close()
     assert histories[0].identity() == histories[1].identity()
     assert len(histories[0].deaths) == 2
 
@@ -76,6 +75,31 @@ def test_two_recovering_workers_take_turns_and_only_one_wins_the_lease(world: Wo
     loser = next(w for w in history.workers if w.end == "error")
     assert "LeaseHeldError" in loser.reason
     assert combine(check_all(history, scenarios.get("order_saga").workflow)) is True
+
+
+def test_the_baton_runs_one_worker_at_a_time_and_hands_over_after_the_scheduled_hits() -> None:
+    """Hits are counted over both workers from 0; after hits 1 and 3 the other worker runs (the
+    clock moved on by the pause first); once one has finished, the other runs to its end."""
+    pauses: list[float] = []
+    baton = Baton({1, 3, 5}, pauses.append, 31.0)
+    order: list[tuple[int, int]] = []
+
+    def worker(slot: int, hits: int) -> None:
+        baton.wait_turn(slot)
+        try:
+            for n in range(hits):
+                order.append((slot, n))
+                baton.after_hit(slot)
+        finally:
+            baton.finish(slot)
+
+    threads = [threading.Thread(target=worker, args=(slot, 3)) for slot in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert order == [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2), (1, 2)]
+    assert pauses == [31.0, 31.0]  # hit 5 came after worker 0 had finished: no pause, no switch
 
 
 def test_a_paused_worker_whose_lease_expired_cannot_write(world: World) -> None:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
 
 from killpoint import scenarios
-from killpoint.harness.campaign import singles
 from killpoint.harness.engine.store import Store
 from killpoint.harness.engines.reference import REFERENCE, open_store, prepare
+from killpoint.harness.plan import singles
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, Tamper
 from killpoint.harness.world import World, store_for
@@ -29,9 +30,11 @@ def test_two_campaigns_on_one_postgres_url_get_a_schema_each(
 ) -> None:
     url = _postgres_url()
     _check_reachable(url)
-    worlds = [World.open(tmp_path / name, url) for name in ("a", "b")]
-    try:
-        schemas = [w.store.url.partition("search_path%3D")[2] for w in worlds]
+    schemas: list[str] = []
+    with ExitStack() as stack:
+        stack.callback(_drop_schemas, url, schemas)  # last, once the worlds are closed
+        worlds = [stack.enter_context(World.open(tmp_path / name, url)) for name in ("a", "b")]
+        schemas += [w.store.url.partition("search_path%3D")[2] for w in worlds]
         assert all(s.startswith("kp_") for s in schemas) and schemas[0] != schemas[1]
         assert all(f"(schema {s})" in w.store.label for s, w in zip(schemas, worlds, strict=True))
         clean = FaultSchedule(scenario="email", run_id="clean")
@@ -40,14 +43,14 @@ def test_two_campaigns_on_one_postgres_url_get_a_schema_each(
             assert history.final_status == "completed"
             assert history.hits and history.applied  # it really ran, not found done already
             assert len(history.checkpoints) == len({c.sequence for c in history.checkpoints})
-    finally:
-        for world in worlds:
-            world.close()
-        engine = create_engine(url)
-        with engine.begin() as conn:
-            for schema in schemas:
-                conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        engine.dispose()
+
+
+def _drop_schemas(url: str, schemas: list[str]) -> None:
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        for schema in schemas:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+    engine.dispose()
 
 
 def _commit_durability(store: Store) -> str:
@@ -73,8 +76,7 @@ def test_a_warmed_store_compiles_no_statement_during_runs(
     """The real tier warms its store before forking, so no worker compiles a statement of its
     own; this pins that the warm set covers what the engine runs (a new statement shape must
     join it)."""
-    world = World.open(tmp_path / "world", store_url)
-    try:
+    with World.open(tmp_path / "world", store_url) as world:
         prepare(world.store)  # what the real tier does before it forks a worker
         compiled = open_store(world.store).db.compiles
         for name in ("research_publish", "order_saga_refund", "approval_refund", "batch"):
@@ -83,12 +85,10 @@ def test_a_warmed_store_compiles_no_statement_during_runs(
                 world, scenario, FaultSchedule(scenario=name, run_id="w-clean"), REFERENCE
             )
             assert clean.final_status in ("completed", "compensated")
-            crashes = [schedule for _, schedule in singles(name, clean)]
+            crashes = [run.schedule for run in singles(scenario, clean)]
             for schedule in crashes[:: max(1, len(crashes) // 8)]:
                 run_schedule(world, scenario, schedule, REFERENCE)
         flipped = (Tamper(after_worker=0, kind="flip_byte"),)
         flip = FaultSchedule(scenario="email", run_id="w-tampered", tamper=flipped)
         run_schedule(world, scenarios.get("email"), flip, REFERENCE)
         assert open_store(world.store).db.compiles == compiled
-    finally:
-        world.close()

@@ -42,11 +42,8 @@ def schedules_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def replay(tmp_path: Path, schedule: FaultSchedule, engine: EngineSpec) -> History:
-    world = World.open(tmp_path / f"replay-{len(list(tmp_path.iterdir()))}")
-    try:
+    with World.open(tmp_path / f"replay-{len(list(tmp_path.iterdir()))}") as world:
         return run_schedule(world, get(schedule.scenario), schedule, engine)
-    finally:
-        world.close()
 
 
 def test_the_machine_and_run_schedule_give_the_same_history(tmp_path: Path) -> None:

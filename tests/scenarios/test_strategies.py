@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from killpoint.fake_services.faults import FaultMode, FaultRule
-from killpoint.harness.campaign import DEDUPING
 from killpoint.harness.checkers import check_all
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.ground_truth import MUTATIONS
+from killpoint.harness.plan import DEDUPING
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
 from killpoint.harness.world import World
@@ -32,13 +32,10 @@ _labels = {
 
 
 def test_discovery_is_a_recording_of_a_clean_run(tmp_path: Path) -> None:
-    world = World.open(tmp_path)
-    try:
+    with World.open(tmp_path) as world:
         clean = run_schedule(
             world, get("order_saga"), FaultSchedule(scenario="order_saga", run_id="x"), REFERENCE
         )
-    finally:
-        world.close()
     found = discover("order_saga")
     assert [(p.step, p.boundary, p.occurrence) for p in found.first] == [
         (h.step, h.boundary, h.occurrence) for h in clean.hits
@@ -98,10 +95,7 @@ def test_network_faults_hit_mutations_and_duplicate_only_where_deduped(rule: Fau
 def test_reference_engine_passes_generated_schedules(
     tmp_path_factory: pytest.TempPathFactory, schedule: FaultSchedule
 ) -> None:
-    world = World.open(tmp_path_factory.mktemp("w"))
-    try:
+    with World.open(tmp_path_factory.mktemp("w")) as world:
         history = run_schedule(world, get("order_saga"), schedule, REFERENCE)
-    finally:
-        world.close()
     broken = [v for v in check_all(history, get("order_saga").workflow) if v.valid is False]
     assert not broken, (schedule.describe(), broken)

@@ -1,0 +1,86 @@
+"""Two workers recovering at once, in one process: they take turns at boundary hits.
+
+A schedule's `Interleave` names the global hit indices (counted over both workers) after which
+the other worker gets the turn. The two workers are threads, but a baton lets exactly one run
+at a time, so an interleaving is as deterministic as one worker is: the same schedule, the same
+history. A pause at a switch may move the clock past the lease ttl, so the waiting worker wakes
+up holding a lapsed lease (where a missing fencing token shows).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from killpoint.harness.history import WorkerRecord
+from killpoint.harness.killswitch import KillSwitch
+
+if TYPE_CHECKING:
+    from killpoint.harness.runner import Run
+
+
+def run_pair(run: Run, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
+    """Two workers recover at once, one at a time, switching after the scheduled hits."""
+    baton = Baton(
+        set(switch_at), run.world.clock.advance if expire else None, run.world.lease_ttl + 1
+    )
+    results: list[WorkerRecord] = []
+
+    def body(slot: int) -> None:
+        baton.wait_turn(slot)
+        try:
+            results.append(run.run_worker(first + slot, lambda s: baton.hook(slot, s)))
+        finally:
+            baton.finish(slot)
+
+    threads = [threading.Thread(target=body, args=(slot,)) for slot in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+class Baton:
+    """Lets exactly one of two workers run; hands over at scheduled boundary hits."""
+
+    def __init__(
+        self, switch_at: set[int], advance: Callable[[float], None] | None, pause: float
+    ) -> None:
+        self.switch_at = switch_at
+        self.advance = advance
+        self.pause = pause
+        self.turn = 0
+        self.count = 0
+        self.done = [False, False]
+        self.cond = threading.Condition()
+
+    def hook(self, slot: int, switch: KillSwitch) -> Callable[..., None]:
+        def hook(boundary: str, step: str | None = None) -> None:
+            switch(boundary, step)
+            self.after_hit(slot)
+
+        return hook
+
+    def after_hit(self, slot: int) -> None:
+        with self.cond:
+            index = self.count
+            self.count += 1
+            other = 1 - slot
+            if index in self.switch_at and not self.done[other]:
+                if self.advance is not None:
+                    self.advance(self.pause)
+                self.turn = other
+                self.cond.notify_all()
+                self.cond.wait_for(lambda: self.turn == slot)
+
+    def wait_turn(self, slot: int) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.turn == slot)
+
+    def finish(self, slot: int) -> None:
+        with self.cond:
+            self.done[slot] = True
+            self.turn = 1 - slot
+            self.cond.notify_all()
