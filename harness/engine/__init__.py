@@ -16,6 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from killpoint.harness.engine._backends import resolve_url
     from killpoint.harness.engine.dispatcher import Engine
     from killpoint.harness.engine.errors import (
         ConflictError,
@@ -38,6 +39,7 @@ _HOMES = {
     "SecretRef": "killpoint.harness.engine.integrity",
     "StaleFenceError": "killpoint.harness.engine.errors",
     "Store": "killpoint.harness.engine.store",
+    "resolve_url": "killpoint.harness.engine._backends",  # the store's URL rule, for tools
 }
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "SecretRef",
     "StaleFenceError",
     "Store",
+    "resolve_url",
 ]
 
 

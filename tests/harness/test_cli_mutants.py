@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from killpoint.harness.cli import app
@@ -45,14 +48,23 @@ def test_json_lists_each_mutant_with_its_checker_and_schedule(tmp_path: Path) ->
     assert [r["checker"] for r in rows] == ["verified_completion", "single_effect"]
 
 
-def test_table_names_the_checker_and_the_schedule_file(tmp_path: Path) -> None:
+def test_table_names_the_checker_and_a_replay_command_that_works_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     code, out = _mutants(
         tmp_path, "--mutant", "budgets_reset_on_restart", "--scenario", "approval_refund"
     )
     assert code == 0, out
     assert "budgets_reset_on_restart" in out and "budget_preserved" in out
-    assert "approval_refund-clean.json" in out.replace("\n", "").replace("│", "").replace(" ", "")
     assert "1/1 mutants caught" in out
+    [command] = [line for line in out.splitlines() if line.startswith("replay ")]
+    name, _, replay = command.partition(": killpoint ")
+    assert name == "replay budgets_reset_on_restart" and "approval_refund-clean.json" in replay
+    monkeypatch.chdir(tmp_path)
+    replayed = CliRunner(env=ENV).invoke(app, shlex.split(replay))  # exactly as printed: the
+    # schedule names the mutant (`mutant:NAME`), so nothing else is needed
+    assert replayed.exit_code == 1
+    assert re.search(r"budget_preserved +VIOLATION", replayed.stdout)
 
 
 def test_an_escaped_mutant_fails_the_command(tmp_path: Path) -> None:

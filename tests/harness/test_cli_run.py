@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -45,16 +47,16 @@ def runner() -> CliRunner:
     return CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY, "KILLPOINT_DATABASE_URL": None})
 
 
-def _run(runner: CliRunner, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
+def _run(runner: CliRunner, command: str, *more: str) -> tuple[int, str, str]:
+    """`killpoint COMMAND MORE…`: the command's words as typed, then arguments to add."""
+    result = runner.invoke(app, [*shlex.split(command), *more])
     return result.exit_code, result.stdout, result.stderr
 
 
 def test_run_json_summary_names_scenarios_boundaries_and_metrics(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    code, out, _ = _run(runner, "run", "-s", "email", "--no-double", "--json",
-                        "--workdir", str(tmp_path))
+    code, out, _ = _run(runner, "run -s email --no-double --json --workdir", str(tmp_path))
     assert code == 0
     summary = json.loads(out)
     assert summary["scenarios"] == ["email"]
@@ -67,32 +69,66 @@ def test_run_json_summary_names_scenarios_boundaries_and_metrics(
 
 def test_run_writes_report_and_junit(runner: CliRunner, tmp_path: Path) -> None:
     report, junit = tmp_path / "r.html", tmp_path / "j.xml"
-    code, _, _ = _run(runner, "run", "-s", "email", "--no-double", "--no-network",
-                      "--workdir", str(tmp_path), "--report", str(report), "--junit", str(junit))
+    code, _, _ = _run(
+        runner,
+        "run -s email --no-double --no-network --workdir",
+        str(tmp_path),
+        "--report",
+        str(report),
+        "--junit",
+        str(junit),
+    )
     assert code == 0
     assert report.read_text().startswith("<!DOCTYPE html>")
     assert "<testsuite" in junit.read_text()
 
 
-def test_run_against_a_broken_engine_exits_1_and_its_schedule_replays_the_violation(
+def printed_replays(out: str) -> list[list[str]]:
+    """The arguments of every `killpoint replay …` command a console output prints."""
+    commands = [line.partition("killpoint replay ")[2] for line in out.splitlines()]
+    return [["replay", *shlex.split(c)] for c in commands if c]
+
+
+def test_a_broken_engines_schedule_names_it_and_the_reference_engine_survives_it(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "broken_engine.py").write_text(BROKEN_ENGINE)
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(runner, "run", "-s", "research_publish", "--no-double", "--no-network",
-                        "--no-named", "--engine", "broken_engine:factory", "--json",
-                        "--workdir", "out")
+    code, out, _ = _run(
+        runner,
+        "run -s research_publish --no-double --no-network --no-named --json "
+        "--engine broken_engine:factory --workdir out",
+    )
     assert code == 1
     violations = json.loads(out)["violations"]
     assert violations and violations[0]["checker"] == "single_effect"
     schedule_file = violations[0]["schedule_file"]
     assert json.loads(Path(schedule_file).read_text())["engine"] == "broken_engine:factory"
-    code, out, _ = _run(runner, "replay", schedule_file, "--workdir", "out")  # nothing else
-    assert code == 1
-    assert "single_effect" in out and "VIOLATION" in out
-    code, out, _ = _run(runner, "replay", schedule_file, "--engine", "reference",
-                        "--workdir", "out")
+    code, out, _ = _run(
+        runner, "replay", schedule_file, "--engine", "reference", "--workdir", "out"
+    )
     assert code == 0  # the reference engine survives the same schedule
+
+
+def test_the_printed_replay_command_alone_reproduces_a_foreign_engines_violation(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console's `replay: killpoint replay FILE`, run as printed: the schedule names the
+    `module:factory` engine, so nothing else is needed to see the same checker object."""
+    (tmp_path / "broken_engine.py").write_text(BROKEN_ENGINE)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(
+        runner,
+        "run -s research_publish --no-double --no-network --no-named --no-interleave "
+        "--engine broken_engine:factory --workdir out",
+    )
+    assert code == 1
+    checkers = re.findall(r"✗ research_publish \[(\w+)\]", out)
+    commands = printed_replays(out)
+    assert checkers and len(commands) == len(checkers)
+    code, replayed, _ = _run(runner, *commands[0])
+    assert code == 1
+    assert re.search(rf"{checkers[0]} +VIOLATION", replayed)
 
 
 def test_replay_of_a_named_case_checks_its_expected_recovery(
@@ -101,8 +137,9 @@ def test_replay_of_a_named_case_checks_its_expected_recovery(
     from killpoint.scenarios.cases import BY_NAME
 
     path = save_schedule(BY_NAME["checkpoint_tampered"].schedule, tmp_path / "case.json")
-    code, out, _ = _run(runner, "replay", str(path), "--engine", "reference", "--json",
-                        "--workdir", str(tmp_path))
+    code, out, _ = _run(
+        runner, "replay", str(path), "--engine", "reference", "--json", "--workdir", str(tmp_path)
+    )
     assert code == 0
     verdicts = {v["checker"]: v["valid"] for v in json.loads(out)["verdicts"]}
     assert verdicts["expected_recovery"] is True and verdicts["authority"] is True
@@ -111,16 +148,15 @@ def test_replay_of_a_named_case_checks_its_expected_recovery(
 def test_merge_of_shards_reports_every_run_once(runner: CliRunner, tmp_path: Path) -> None:
     outs = []
     for shard in ("1/2", "2/2"):
-        out = tmp_path / f"shard{shard[0]}.json"
-        code, _, _ = _run(runner, "run", "-s", "email", "--no-double", "--shard", shard,
-                          "--out", str(out), "--workdir", str(tmp_path), "--json")
+        result = tmp_path / f"shard{shard[0]}.json"
+        code, _, _ = _run(runner, f"run -s email --no-double --json --shard {shard}",
+                          "--out", str(result), "--workdir", str(tmp_path))  # fmt: skip
         assert code == 0
-        outs.append(str(out))
+        outs.append(str(result))
     code, out, _ = _run(runner, "merge", *outs, "--json")
     assert code == 0
     merged = json.loads(out)
-    code, whole, _ = _run(runner, "run", "-s", "email", "--no-double", "--json",
-                          "--workdir", str(tmp_path))
+    code, whole, _ = _run(runner, "run -s email --no-double --json --workdir", str(tmp_path))
     assert merged["runs"] == json.loads(whole)["runs"]
 
 
@@ -139,8 +175,8 @@ def test_merge_of_shards_reports_every_run_once(runner: CliRunner, tmp_path: Pat
 def test_bad_input_is_one_line_and_exit_2(
     runner: CliRunner, tmp_path: Path, args: list[str], message: str
 ) -> None:
-    code, out, err = _run(runner, *args, "--workdir", str(tmp_path)) if args[0] != "merge" else (
-        _run(runner, *args))
+    more = () if args[0] == "merge" else ("--workdir", str(tmp_path))
+    code, out, err = _run(runner, *args, *more)
     assert code == 2
     assert message in err
     assert "Traceback" not in err + out
@@ -150,8 +186,14 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_a_schedule_for_an_unknown_scenario_is_rejected_clearly(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    path = save_schedule(FaultSchedule(scenario="ghost", run_id="x", crashes=(
-        HitPoint(worker=0, step=None, boundary="lease.acquired"),)), tmp_path / "g.json")
+    path = save_schedule(
+        FaultSchedule(
+            scenario="ghost",
+            run_id="x",
+            crashes=(HitPoint(worker=0, step=None, boundary="lease.acquired"),),
+        ),
+        tmp_path / "g.json",
+    )
     code, _, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
     assert code == 2 and "no scenario named 'ghost'" in err
 
@@ -163,8 +205,11 @@ def test_an_engine_outside_the_project_is_run_by_module_factory_and_its_bugs_fou
     example = Path(__file__).parents[2] / "docs" / "examples" / "json_file_engine.py"
     (tmp_path / "team_engine.py").write_text(example.read_text())
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(runner, "run", "-s", "order_saga", "--no-double", "--no-named",
-                        "--engine", "team_engine:factory", "--json", "--workdir", "out")
+    code, out, _ = _run(
+        runner,
+        "run -s order_saga --no-double --no-named --json "
+        "--engine team_engine:factory --workdir out",
+    )
     assert code == 1
     summary = json.loads(out)
     found = {(v["checker"], v["label"]) for v in summary["violations"]}
@@ -178,9 +223,15 @@ def test_a_campaign_against_a_mutant_reports_its_violation_with_timeline_and_rep
     runner: CliRunner, tmp_path: Path
 ) -> None:
     report = tmp_path / "mutant.html"
-    code, out, _ = _run(runner, "run", "-s", "approval_refund", "--no-double", "--no-network",
-                        "--engine", "mutant:budgets_reset_on_restart", "--report", str(report),
-                        "--json", "--workdir", str(tmp_path))
+    code, out, _ = _run(
+        runner,
+        "run -s approval_refund --no-double --no-network --json "
+        "--engine mutant:budgets_reset_on_restart",
+        "--report",
+        str(report),
+        "--workdir",
+        str(tmp_path),
+    )
     assert code == 1
     assert {v["checker"] for v in json.loads(out)["violations"]} == {"budget_preserved"}
     page = report.read_text()
@@ -189,9 +240,12 @@ def test_a_campaign_against_a_mutant_reports_its_violation_with_timeline_and_rep
 
 
 def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path: Path) -> None:
-    code, out, _ = _run(runner, "run", "-s", "approval_refund", "--no-double",
-                        "--no-interleave", "--no-network", "--mutants", "--json",
-                        "--workdir", str(tmp_path))
+    code, out, _ = _run(
+        runner,
+        "run -s approval_refund --no-double --no-interleave --no-network --mutants --json "
+        "--workdir",
+        str(tmp_path),
+    )
     summary = json.loads(out)
     caught = {m["mutant"]: m["caught"] for m in summary["mutants"]}
     assert caught["budgets_reset_on_restart"] and caught["approvals_not_revalidated"]
@@ -203,8 +257,10 @@ def test_mutants_hunts_a_teams_own_engine(
 ) -> None:
     (tmp_path / "broken_engine.py").write_text(BROKEN_ENGINE)
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(runner, "mutants", "-s", "research_publish", "--engine",
-                        "broken_engine:factory", "--json", "--report", "hunt.html")
+    code, out, _ = _run(
+        runner,
+        "mutants -s research_publish --engine broken_engine:factory --json --report hunt.html",
+    )
     assert code == 0
     (row,) = json.loads(out)
     assert row["mutant"] == "broken_engine:factory"
@@ -217,9 +273,15 @@ def test_mutants_hunts_a_teams_own_engine(
 def test_replay_warns_when_a_crash_point_is_never_reached(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    path = save_schedule(FaultSchedule(scenario="email", run_id="ghost-hit", engine="reference",
-        crashes=(HitPoint(worker=0, step="no_such_step", boundary="step.begin"),)),
-        tmp_path / "g.json")
+    path = save_schedule(
+        FaultSchedule(
+            scenario="email",
+            run_id="ghost-hit",
+            engine="reference",
+            crashes=(HitPoint(worker=0, step="no_such_step", boundary="step.begin"),),
+        ),
+        tmp_path / "g.json",
+    )
     code, _out, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
     assert code == 0  # the run itself is fine ...
     assert "never reached: w0 no_such_step:step.begin" in err  # ... but it did not crash
@@ -241,7 +303,7 @@ def test_run_in_two_processes_summarizes_the_same_campaign(
 def test_a_wrong_jobs_value_or_jobs_with_a_shard_is_a_user_error(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    code, _, err = _run(runner, "run", "-s", "email", "--jobs", "many", "--workdir", str(tmp_path))
+    code, _, err = _run(runner, "run -s email --jobs many --workdir", str(tmp_path))
     assert code == 2 and "--jobs wants a number or 'auto'" in err and "Traceback" not in err
-    code, _, err = _run(runner, "run", "--jobs", "2", "--shard", "1/2", "--workdir", str(tmp_path))
+    code, _, err = _run(runner, "run --jobs 2 --shard 1/2 --workdir", str(tmp_path))
     assert code == 2 and "leave out --jobs" in err

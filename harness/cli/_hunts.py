@@ -1,0 +1,46 @@
+"""Mutant hunts for `run --mutants` and `mutants`: each engine hunted with the campaign's plan
+and options, spread over `--jobs` processes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from killpoint.harness import hunt, jobs
+from killpoint.harness.options import CampaignOptions
+from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.results import MutantResult
+from killpoint.harness.scenario import Scenario
+
+# (name, engine, why it is hunted)
+Target = tuple[str, EngineSpec, str]
+
+
+def hunt_outcomes(
+    targets: Sequence[Target], scenarios: Sequence[Scenario], root: Path, options: CampaignOptions
+) -> list[hunt.HuntOutcome]:
+    """Each target hunted in a world of its own under `root`, until the oracle catches it."""
+
+    def one(name: str, spec: EngineSpec, why: str) -> Callable[[], hunt.HuntOutcome]:
+        folder = root / name.replace(":", "_")
+        return lambda: hunt.hunt_outcome(spec, scenarios, folder, description=why, **options.hunt())
+
+    return jobs.hunts_in_processes([one(*target) for target in targets], options.jobs)
+
+
+def mutation_score(
+    scenarios: Sequence[Scenario], root: Path, options: CampaignOptions
+) -> list[MutantResult]:
+    """Every mutant of the installed catalogues hunted; only their results cross processes."""
+    from killpoint.harness.catalogue import installed
+
+    def one(name: str, spec: EngineSpec) -> Callable[[], MutantResult]:
+        folder = root / name
+        return lambda: (
+            hunt.hunt_outcome(
+                spec, scenarios, folder, description=spec.description, **options.hunt()
+            ).result
+        )
+
+    mutants = installed().mutants
+    return jobs.hunts_in_processes([one(n, s) for n, s in mutants.items()], options.jobs)

@@ -1,0 +1,101 @@
+"""What several commands share: the operator tools' store options, the checkpoint key, folders."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from sqlalchemy import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+from killpoint.harness.catalogue import installed
+from killpoint.harness.contract.adapters import Capabilities
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.engine import resolve_url
+from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
+from killpoint.harness.engine.store import Store
+
+# The operator tools (`inspect`, `compact`, `demo`) open one existing store; a campaign's own
+# `--db` (where its stores go) is a campaign option (`killpoint.harness.options`).
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="URL",
+        help="Database URL (sqlite:///PATH or postgresql+psycopg://USER@HOST/DB); "
+        "default $KILLPOINT_DATABASE_URL, else killpoint-out/killpoint.sqlite.",
+        show_default=False,
+    ),
+]
+KeyEnvOption = Annotated[
+    str,
+    typer.Option(
+        "--key-env",
+        metavar="NAME",
+        help="Environment variable holding the checkpoint HMAC key (never stored).",
+    ),
+]
+AtOption = Annotated[
+    float | None,
+    typer.Option(
+        "--at",
+        metavar="EPOCH",
+        help="Judge leases, expiry and ages at this epoch time instead of now.",
+        show_default=False,
+    ),
+]
+WorkdirOption = Annotated[
+    Path,
+    typer.Option(
+        "--workdir", metavar="DIR", help="Where stores, artifacts and failing schedules go."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+WORKDIR = Path("killpoint-out")
+
+
+def open_store(url: str | None, *, must_exist: bool = True) -> Store:
+    """The store at `url` (resolved as the engine does); a missing SQLite file is an error."""
+    resolved = resolve_url(url)
+    parsed = make_url(resolved)
+    if must_exist and parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database not in ("", ":memory:") and not os.path.exists(database):
+            raise KillpointError(f"no database at {database} (run `killpoint demo` first?)")
+    try:
+        return Store(resolved)
+    except SQLAlchemyError as exc:
+        shown = parsed.render_as_string(hide_password=True)
+        raise KillpointError(f"cannot open {shown}: {str(exc).splitlines()[0]}") from exc
+
+
+def checkpoint_key(env: str = DEFAULT_KEY_ENV) -> bytes:
+    """The key from `$env`; if unset, a random one for this process only, and say so."""
+    value = os.environ.get(env)
+    if not value:
+        value = secrets.token_hex(32)
+        os.environ[env] = value  # so the engine's SecretRef finds it; lives only in this process
+        typer.echo(
+            f"killpoint: ${env} is unset; using a random key for this process only "
+            "(checkpoints sealed by other processes will show as rejected)",
+            err=True,
+        )
+    return value.encode()
+
+
+def known_services() -> Mapping[str, Capabilities]:
+    """Recovery flags of the services the installed catalogues ship adapters for."""
+    return installed().services
+
+
+def fresh_folder(root: Path, kind: str) -> Path:
+    """A new folder `<kind>-<time>-…` under `root`: every campaign needs empty stores."""
+    root.mkdir(parents=True, exist_ok=True)
+    prefix = f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-"
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=root))

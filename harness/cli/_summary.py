@@ -1,0 +1,138 @@
+"""How a campaign ends on the console and on disk: progress, summary, report files.
+
+Every violation in the summary comes with the command that replays it, complete as printed:
+the schedule names its engine and tier, so `killpoint replay FILE` needs nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from killpoint.harness.results import CampaignResult, RunResult
+
+SHOWN_VIOLATIONS = 20
+
+
+def progress_bar(enabled: bool) -> tuple[Callable[[RunResult], None], Callable[[], None]]:
+    """A live count of runs and violations on a terminal; nothing when piped (as in CI)."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        return (lambda result: None), (lambda: None)
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    task = progress.add_task("starting", total=None)
+    counts = {"runs": 0, "violations": 0}
+    progress.start()
+
+    def on_run(result: RunResult) -> None:
+        counts["runs"] += 1
+        counts["violations"] += result.valid is False
+        progress.update(
+            task,
+            description=f"{result.scenario}: {counts['runs']} runs, "
+            f"{counts['violations']} violations",
+        )
+
+    return on_run, progress.stop
+
+
+def replay_command(schedule_file: str) -> str:
+    return f"killpoint replay {shlex.quote(schedule_file)}"
+
+
+def write_outputs(
+    result: CampaignResult, report: Path | None, junit: Path | None, out: Path | None
+) -> list[str]:
+    """Write the files asked for; one line per file written, for the summary."""
+    from killpoint.reports import write_atomic, write_html, write_junit
+
+    written = []
+    if report is not None:
+        written.append(f"report: {write_html(result, report)}")
+    if junit is not None:
+        written.append(f"junit: {write_junit(result, junit)}")
+    if out is not None:
+        written.append(f"result: {write_atomic(out, result.model_dump_json())}")
+    return written
+
+
+def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> None:
+    """The per-scenario table, each violation with its replay command, the metrics."""
+    from killpoint.reports import summary_json
+
+    summary = summary_json(result)
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console()
+    console.print(_table(result))
+    for v in summary["violations"][:SHOWN_VIOLATIONS]:
+        line = f"{v['scenario']} [{v['checker']}] {v['summary']}"  # text, not markup
+        console.print(f"[red]✗[/red] {escape(line)}")
+        if v["schedule_file"]:
+            console.print(f"    replay: {replay_command(v['schedule_file'])}", soft_wrap=True)
+    console.print(
+        f"{len(result.runs)} runs in {result.duration_s:.1f}s, "
+        f"{len(result.violations)} violating; " + ", ".join(_figures(result))
+    )
+    for line in written:
+        console.print(line, soft_wrap=True)
+
+
+def _table(result: CampaignResult) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"killpoint campaign — {result.engine}, {result.tier}, {result.backend}")
+    for column in ("scenario", "boundaries", "crashed", "runs", "violations"):
+        table.add_column(column, justify="left" if column == "scenario" else "right")
+    for cov in result.scenarios:
+        table.add_row(
+            cov.scenario,
+            str(len(cov.boundaries_discovered)),
+            str(len(cov.boundaries_crashed)),
+            str(cov.runs),
+            f"[red]{cov.violations}[/red]" if cov.violations else "0",
+        )
+    return table
+
+
+def _figures(result: CampaignResult) -> list[str]:
+    from killpoint.reports import campaign_metrics
+
+    m = campaign_metrics(result)
+    figures = [
+        f"resume success {_pct(m.resume_success.value)}",
+        f"duplicate effects {_pct(m.duplicate_effects.value)}",
+        f"needs review {_pct(m.needs_review.value)}",
+        f"within budget {_pct(m.within_budget.value)}",
+        f"recovery p50 {_num(m.recovery_time.steps.p50)} steps",
+        f"boundaries crashed {m.coverage.crashed}/{m.coverage.discovered}",
+    ]
+    if m.mutation_score is not None:
+        figures.append(f"mutants caught {m.mutation_score.count}/{m.mutation_score.of}")
+    return figures
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:g}"

@@ -1,0 +1,57 @@
+"""`killpoint merge`: shard results (`run --shard i/N --out …`) combined into one campaign."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from killpoint.harness.cli._app import app
+from killpoint.harness.cli._shared import JsonOption
+from killpoint.harness.cli._summary import print_summary, write_outputs
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.results import CampaignResult
+
+PathOption = Annotated[Path | None, typer.Option(metavar="PATH", show_default=False)]
+
+
+@app.command()
+def merge(
+    results: Annotated[
+        list[Path],
+        typer.Argument(metavar="RESULT...", help="Shard results written by `run --out`."),
+    ],
+    report: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", show_default=False, help="Write the merged HTML report."),
+    ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", show_default=False, help="Write merged JUnit XML."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", show_default=False, help="Write the merged result JSON."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Combine shard results into one campaign result and report."""
+    from killpoint.harness.merge import merge_results
+
+    merged = merge_results([_read(path) for path in results])
+    print_summary(merged, as_json, write_outputs(merged, report, junit, out))
+    if merged.violations:
+        raise typer.Exit(1)
+
+
+def _read(path: Path) -> CampaignResult:
+    try:
+        return CampaignResult.model_validate_json(path.read_text())
+    except OSError as exc:
+        raise KillpointError(f"cannot read {path}: {exc.strerror}") from exc
+    except ValidationError as exc:
+        raise KillpointError(
+            f"{path} is not a killpoint campaign result: {exc.errors()[0]['msg']}"
+        ) from exc

@@ -1,0 +1,142 @@
+"""`killpoint mutants`: hunt every mutant engine and show which checker caught it, and how fast.
+
+Each mutant (the reference engine with one of the seeds' mistakes, from the installed
+catalogues) is hunted in a world of its own with the campaign's plan, smallest schedules first,
+until a run is judged false. The table shows the first checker that objected, how many runs that
+took and the failing schedule, saved as JSON, with the `killpoint replay FILE` that re-runs it.
+Exit status 1 if any mutant escapes: a harness that cannot catch a known mistake is not done.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from killpoint.harness import launch
+from killpoint.harness.cli._app import app
+from killpoint.harness.cli._flags import with_options
+from killpoint.harness.cli._hunts import Target, hunt_outcomes
+from killpoint.harness.cli._shared import (
+    WORKDIR,
+    JsonOption,
+    WorkdirOption,
+    checkpoint_key,
+    fresh_folder,
+)
+from killpoint.harness.cli._summary import replay_command
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.hunt import HuntOutcome
+from killpoint.harness.options import CampaignOptions
+
+MutantOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mutant",
+        "-m",
+        metavar="NAME",
+        help="Mutant to hunt (repeatable; default all).",
+        show_default=False,
+    ),
+]
+ReportOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="PATH",
+        help="Write an HTML report of the hunts: each caught "
+        "engine's violation with its timeline and replay command.",
+        show_default=False,
+    ),
+]
+
+
+@app.command()
+@with_options("mutants")
+def mutants(
+    options: CampaignOptions,
+    mutant: MutantOption = None,
+    workdir: WorkdirOption = WORKDIR,
+    as_json: JsonOption = False,
+    report: ReportOption = None,
+) -> None:
+    """Run the campaign against each mutant engine until the oracle catches it."""
+    checkpoint_key()
+    chosen = launch.every_scenario(options.scenarios)
+    outcomes = hunt_outcomes(_targets(options, mutant), chosen, fresh_folder(workdir, "mutants"),
+                             options)  # fmt: skip
+    if report is not None:
+        from killpoint.harness.results import hunt_report
+        from killpoint.reports import write_html
+
+        typer.echo(f"report: {write_html(hunt_report(outcomes), report)}", err=True)
+    if as_json:
+        typer.echo(json.dumps([_row(o) for o in outcomes], indent=2))
+    else:
+        _print_table(outcomes, len(chosen))
+    if any(not o.result.caught for o in outcomes):
+        raise typer.Exit(1)
+
+
+def _targets(options: CampaignOptions, names: Sequence[str] | None) -> list[Target]:
+    """The engine named by `--engine` (a team's own broken one), else the mutants asked for."""
+    from killpoint.harness.catalogue import installed
+
+    catalogue = installed().mutants
+    unknown = [name for name in names or () if name not in catalogue]
+    if unknown:
+        raise KillpointError(
+            f"no mutant named {', '.join(map(repr, unknown))}; known: {', '.join(catalogue)}"
+        )
+    if options.engine is not None:
+        return [(options.engine, launch.resolve_engine(options.engine), "the engine under test")]
+    return [(n, catalogue[n], catalogue[n].description) for n in (names or list(catalogue))]
+
+
+def _schedule_file(outcome: HuntOutcome) -> str | None:
+    return outcome.run.schedule_file if outcome.run else None
+
+
+def _row(outcome: HuntOutcome) -> dict[str, object]:
+    r = outcome.result
+    return {
+        "mutant": r.mutant,
+        "caught": r.caught,
+        "checker": r.checker,
+        "runs_to_detection": r.runs_to_detection,
+        "schedule": r.schedule.model_dump(mode="json") if r.schedule else None,
+        "schedule_file": _schedule_file(outcome),
+        "description": r.description,
+    }
+
+
+def _print_table(outcomes: list[HuntOutcome], scenarios: int) -> None:
+    """One row per engine hunted; below the table, the replay command of each caught one,
+    each on a line of its own so it can be pasted whole."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"mutants hunted over {scenarios} scenario(s)")
+    for column in ("mutant", "caught", "checker", "runs", "minimal schedule"):
+        table.add_column(column, overflow="fold")
+    for o in outcomes:
+        r = o.result
+        table.add_row(
+            r.mutant,
+            "yes" if r.caught else "[bold red]ESCAPED[/]",
+            r.checker or "—",
+            str(r.runs_to_detection or "—"),
+            f"{r.schedule.scenario}: {r.schedule.describe()}" if r.schedule else "—",
+        )
+    Console(width=160).print(table)
+    for o in outcomes:
+        path = _schedule_file(o)
+        if path:
+            typer.echo(f"replay {o.result.mutant}: {replay_command(path)}")
+    escaped = [o.result.mutant for o in outcomes if not o.result.caught]
+    typer.echo(
+        f"{len(outcomes) - len(escaped)}/{len(outcomes)} mutants caught"
+        + (f"; escaped: {', '.join(escaped)}" if escaped else "")
+    )

@@ -1,0 +1,77 @@
+"""`killpoint run`: a crash campaign over the chosen scenarios, judged run by run.
+
+It crashes every boundary of the chosen scenarios (twice where the budget allows), adds the
+network faults and the scenarios' named cases, judges every run and exits 1 on any violation;
+each violating run leaves its schedule as JSON for `killpoint replay FILE`. `--shard i/N` runs a
+deterministic slice and `--out` keeps its result, which `merge` combines into one report; `--jobs
+N` runs N shards in N processes and merges them. The campaign flags are `CampaignOptions`'.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from killpoint.harness import jobs, launch
+from killpoint.harness.cli._app import app
+from killpoint.harness.cli._flags import with_options
+from killpoint.harness.cli._hunts import mutation_score
+from killpoint.harness.cli._shared import (
+    WORKDIR,
+    JsonOption,
+    WorkdirOption,
+    checkpoint_key,
+    fresh_folder,
+)
+from killpoint.harness.cli._summary import print_summary, progress_bar, write_outputs
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.options import CampaignOptions
+
+ReportOption = Annotated[
+    Path | None, typer.Option(metavar="PATH", help="Write the HTML report.", show_default=False)
+]
+JunitOption = Annotated[
+    Path | None, typer.Option(metavar="PATH", help="Write JUnit XML.", show_default=False)
+]
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="PATH", help="Write the campaign result JSON (for `merge`).", show_default=False
+    ),
+]
+
+
+@app.command()
+@with_options("run")
+def run(
+    options: CampaignOptions,
+    workdir: WorkdirOption = WORKDIR,
+    report: ReportOption = None,
+    junit: JunitOption = None,
+    out: OutOption = None,
+    as_json: JsonOption = False,
+    progress: Annotated[bool, typer.Option(help="Show progress on a terminal.")] = True,
+    mutants: Annotated[
+        bool, typer.Option(help="Also hunt every mutant engine and report the mutation score.")
+    ] = False,
+) -> None:
+    """Crash every boundary of every scenario, recover, and judge each run."""
+    if options.jobs > 1 and options.shard is not None:
+        raise KillpointError("--shard runs one slice in one process; leave out --jobs")
+    checkpoint_key()
+    chosen = launch.every_scenario(options.scenarios)
+    engine = launch.resolve_engine(options.engine)
+    on_run, stop = progress_bar(progress and not as_json)
+    config = options.config(chosen, fresh_folder(workdir, "campaign"), engine, on_run)
+    try:
+        result = jobs.run_campaign(config, options.jobs)
+        if mutants:
+            hunted = mutation_score(chosen, config.workdir / "mutants", options)
+            result = result.model_copy(update={"mutants": hunted})
+    finally:
+        stop()
+    print_summary(result, as_json, write_outputs(result, report, junit, out))
+    if result.violations or any(not m.caught for m in result.mutants):
+        raise typer.Exit(1)
