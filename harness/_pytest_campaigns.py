@@ -8,23 +8,27 @@ first use.
 from __future__ import annotations
 
 import re
+import shlex
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from killpoint.harness import jobs
+from killpoint.harness._pytest_settings import Settings
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.catalogue import installed
 from killpoint.harness.databases import create_schema, drop_schemas, is_postgres, with_schema
-from killpoint.harness.engines.registry import as_spec, load_engine
 from killpoint.harness.killswitch import Hit, KillSwitch
+from killpoint.harness.launch import resolve_engine, resolve_scenarios
 from killpoint.harness.merge import merge_results
-from killpoint.harness.protocol import EngineSpec
-from killpoint.harness.pytest_plugin import MARKER_ARGS, Settings
+from killpoint.harness.options import CampaignOptions, OptionError
+from killpoint.harness.pytest_plugin import MARKER_ARGS
 from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, load_schedule
@@ -78,9 +82,10 @@ class CampaignRunner:
     crash campaign and returns its `CampaignResult`.
 
     Scenarios are catalogue names or `Scenario` objects (a team's own workflow, adapters and
-    expected effects). Options are the marker's: engine ("module:factory", an `EngineSpec` or
-    a factory), tier, double, double_limit, network, named, interleave, shard=(i, n) and
-    fail_on_violation. A call's arguments beat the marker's, which beat the command line's.
+    expected effects). Options are the marker's: the `CampaignOptions` the marker offers
+    (engine — "module:factory", an `EngineSpec` or a factory —, tier, double, double_limit,
+    interleave, network, named, seed, shard=(i, n)) and fail_on_violation. A call's arguments
+    beat the marker's, which beat the session's (command line, environment, ini).
     """
 
     def __init__(
@@ -96,64 +101,65 @@ class CampaignRunner:
         self.request, self.databases, self.workdir = request, databases, workdir
         self.marker_args, self.marker_kwargs = tuple(marker_args), marker_kwargs
         self.settings, self.record = settings, record
-        self.runs: list[tuple[CampaignResult, bool, str | None]] = []  # result, enforce, engine
+        self.runs: list[tuple[CampaignConfig, CampaignResult, bool]] = []  # …, enforced
+        unknown = set(marker_kwargs) - MARKER_ARGS
+        if unknown:
+            pytest.fail(
+                f"@pytest.mark.killpoint got unknown arguments {sorted(unknown)}; "
+                f"it takes {sorted(MARKER_ARGS)}",
+                pytrace=False,
+            )
+        self.options(marker_kwargs)  # a bad value fails the test before it starts
 
     @property
     def results(self) -> list[CampaignResult]:
-        return [r for r, _, _ in self.runs]
+        return [r for _, r, _ in self.runs]
 
     @property
     def result(self) -> CampaignResult | None:
-        return self.runs[-1][0] if self.runs else None
+        return self.runs[-1][1] if self.runs else None
+
+    def options(self, given: dict[str, Any]) -> CampaignOptions:
+        """The session's options with the campaign options among `given` (the marker's or a
+        call's) applied; a bad value fails the test with the argument it came from."""
+        chosen = {k: v for k, v in given.items() if k not in ("scenario", "fail_on_violation")}
+        engine = chosen.get("engine", self.settings.campaign.engine)
+        chosen["engine"] = engine if isinstance(engine, str) else None
+        try:
+            return self.settings.campaign.merged(chosen, "marker")
+        except OptionError as exc:
+            pytest.fail(
+                f"killpoint: {exc.name}={given.get(exc.name)!r} {exc.message}", pytrace=False
+            )
 
     def __call__(self, *scenarios: str | Scenario, **options: Any) -> CampaignResult:
         unknown = set(options) - MARKER_ARGS
         if unknown:
             raise TypeError(f"killpoint_campaign got unknown options {sorted(unknown)}")
-        opts = {**self.marker_kwargs, **options}
-        chosen = _scenarios(scenarios or (opts.get("scenario") or self.marker_args))
+        given = {**self.marker_kwargs, **options}
+        chosen = resolve_scenarios(scenarios or given.get("scenario") or self.marker_args)
         if not chosen:
             pytest.fail(
                 "killpoint_campaign needs a scenario: @pytest.mark.killpoint(scenario=...) or "
                 "killpoint_campaign(scenario)",
                 pytrace=False,
             )
-        s = self.settings
-        engine_ref = opts.get("engine", s.engine)
-
-        workdir = self.workdir / f"campaign-{len(self.runs) + 1}"
-        url, _ = self.databases.allocate(f"campaign-{len(self.runs) + 1}")
-        config = CampaignConfig(
-            scenarios=chosen,
-            workdir=workdir,
-            engine=_engine(engine_ref),
-            tier=opts.get("tier", s.tier),
-            store_url=url,
-            double=bool(opts.get("double", s.double)),
-            double_limit=int(opts.get("double_limit", s.double_limit)),
-            interleave=bool(opts.get("interleave", False)),
-            network=bool(opts.get("network", True)),
-            named=bool(opts.get("named", True)),
-            seed=s.seed,
-            shard=opts.get("shard"),
-        )
-
-        result = self._replay(config) if s.replay else _run(Campaign(config))
-        self.runs.append(
-            (
-                result,
-                bool(opts.get("fail_on_violation", True)),
-                engine_ref if isinstance(engine_ref, str) else None,
-            )
-        )
+        n = len(self.runs) + 1
+        url, _ = self.databases.allocate(f"campaign-{n}")  # this test's own database
+        run_options = self.options(given).merged({"db": url})
+        engine = resolve_engine(given.get("engine", self.settings.campaign.engine))
+        config = run_options.config(chosen, self.workdir / f"campaign-{n}", engine)
+        if self.settings.session.replay is not None:
+            result = self._replay(config, self.settings.session.replay)
+        else:
+            result = jobs.run_campaign(config, run_options.jobs)
+        self.runs.append((config, result, bool(given.get("fail_on_violation", True))))
         self.record(self.request.node.nodeid, result)
         return result
 
-    def _replay(self, config: Any) -> CampaignResult:
+    def _replay(self, config: CampaignConfig, schedule_file: Path) -> CampaignResult:
         """Run the `--killpoint-replay` schedule alone, judged as the campaign judges it."""
-
-        assert self.settings.replay is not None
-        schedule = load_schedule(self.settings.replay)
+        schedule = load_schedule(schedule_file)
         scenario = next((c for c in config.scenarios if c.name == schedule.scenario), None)
         if scenario is None:
             names = ", ".join(c.name for c in config.scenarios)
@@ -161,13 +167,11 @@ class CampaignRunner:
                 f"--killpoint-replay is a schedule of {schedule.scenario!r}; "
                 f"this test campaigns over {names}"
             )
-        config.tier = schedule.tier
+        config = replace(config, tier=schedule.tier)
         case = scenario.case(schedule.run_id)
-        campaign, started = Campaign(config), time.perf_counter()
-        try:
+        started = time.perf_counter()
+        with Campaign(config) as campaign:
             run, _ = campaign.execute(scenario, schedule, "replay", case.expect if case else None)
-        finally:
-            campaign.close()
         coverage = ScenarioCoverage(
             scenario=scenario.name,
             boundaries_discovered=[],
@@ -189,7 +193,7 @@ class CampaignRunner:
     def violations_message(self) -> str | None:
         """What failed, as a reader wants it: checker, evidence, and how to replay each run."""
         lines: list[str] = []
-        for result, enforce, engine_ref in self.runs:
+        for config, result, enforce in self.runs:
             bad = result.violations
             if not enforce or not bad:
                 continue
@@ -199,7 +203,7 @@ class CampaignRunner:
                 f"(engine {result.engine}, tier {result.tier}, seed {result.seed})"
             )
             for run in bad[:SHOWN_VIOLATIONS]:
-                lines.extend(self._describe(run, engine_ref))
+                lines.extend(self._describe(run, config))
             if len(bad) > SHOWN_VIOLATIONS:
                 lines.append(f"... and {len(bad) - SHOWN_VIOLATIONS} more (see the report)")
         return "\n".join(lines) or None
@@ -220,53 +224,24 @@ class CampaignRunner:
         except ValueError:
             return str(kept)
 
-    def _describe(self, run: RunResult, engine_ref: str | None) -> list[str]:
+    def _describe(self, run: RunResult, config: CampaignConfig) -> list[str]:
+        """A violating run: its checkers and evidence, and the commands that replay it — this
+        test with `--killpoint-replay`, always complete; `killpoint replay FILE` alone too when
+        the file names its engine and its scenario is the installed catalogue's own."""
         lines = [f"✗ {run.scenario} {run.label} → {run.final_status}"]
         for verdict in run.verdicts:
             if verdict.valid is False:
                 lines.append(f"    [{verdict.checker}] {verdict.summary}")
                 lines.extend(f"        {e}" for e in verdict.evidence[:3])
         if run.schedule_file:
-            kept = self._keep(Path(run.schedule_file))
-            lines.append(
-                f"    replay: pytest '{self.request.node.nodeid}' --killpoint-replay={kept}"
-            )
-
-            if run.scenario in installed().scenarios and run.schedule.engine is not None:
+            kept = shlex.quote(self._keep(Path(run.schedule_file)))
+            node = shlex.quote(self.request.node.nodeid)
+            lines.append(f"    replay: pytest {node} --killpoint-replay={kept}")
+            scenario = next(s for s in config.scenarios if s.name == run.scenario)
+            installed_one = installed().scenarios.get(run.scenario)
+            if run.schedule.engine is not None and installed_one == scenario:
                 lines.append(f"    replay: killpoint replay {kept}")
         return lines
-
-
-def _run(campaign: Any) -> CampaignResult:
-    try:
-        result: CampaignResult = campaign.run()
-    finally:
-        campaign.close()
-    if campaign.config.tier != result.tier:  # the campaign reports the tier it ran in
-        result = result.model_copy(update={"tier": campaign.config.tier})
-    return result
-
-
-def _scenarios(given: Any) -> list[Scenario]:
-
-    items = [given] if isinstance(given, str | Scenario) else list(given or ())
-    chosen: list[Scenario] = []
-    for item in items:
-        if isinstance(item, Scenario):
-            chosen.append(item)
-        elif isinstance(item, str):
-            chosen.append(installed().scenario(item))
-        else:
-            raise TypeError(f"a killpoint scenario is a name or a Scenario, not {item!r}")
-    return chosen
-
-
-def _engine(ref: Any) -> EngineSpec:
-    if isinstance(ref, str) or ref is None:
-        return load_engine(ref)
-    if isinstance(ref, EngineSpec) or callable(ref):
-        return as_spec(ref)
-    raise TypeError(f"a killpoint engine is 'module:factory', an EngineSpec or a factory: {ref!r}")
 
 
 def write_reports(

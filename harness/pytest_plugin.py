@@ -18,7 +18,6 @@ Options come from the command line, then the environment, then the ini file.
 from __future__ import annotations
 
 import os
-import random
 import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from killpoint.harness._pytest_settings import WORKER_SEED, Settings, add_options, settings_of
+from killpoint.harness.options import CampaignOptions, declared
+
 if TYPE_CHECKING:
     from killpoint.fake_services import InProcessServices
     from killpoint.harness._pytest_campaigns import CampaignRunner, Databases, KillSwitchFactory
@@ -34,85 +36,14 @@ if TYPE_CHECKING:
     from killpoint.harness.results import CampaignResult
     from killpoint.harness.world import World
 
-TIERS = ("inprocess", "real")
-MARKER_ARGS = frozenset(
-    {
-        "scenario",
-        "engine",
-        "tier",
-        "double",
-        "double_limit",
-        "network",
-        "named",
-        "interleave",
-        "shard",
-        "fail_on_violation",
-    }
-)
 WORKER_RESULTS = "killpoint_results"  # key in xdist's workeroutput
-WORKER_SEED = "killpoint_seed"  # key in xdist's workerinput
-SEED_CACHE = "killpoint/seed"
-
-# (option, ini name, environment variable, help)
-SETTINGS: tuple[tuple[str, str, str | None, str], ...] = (
-    (
-        "db",
-        "killpoint_db",
-        "KILLPOINT_DATABASE_URL",
-        "database URL of the store under test (PostgreSQL gets a fresh schema per campaign); "
-        "'docker' for a testcontainers PostgreSQL; default: a SQLite file per test in tmp_path",
-    ),
-    ("engine", "killpoint_engine", "KILLPOINT_ENGINE", "engine under test (default: reference)"),
-    ("tier", "killpoint_tier", "KILLPOINT_TIER", "inprocess (default) or real (SIGKILL)"),
-    ("report", "killpoint_report", "KILLPOINT_REPORT", "write the session's HTML report"),
-    ("junit", "killpoint_junit", "KILLPOINT_JUNIT", "write JUnit XML, one case per boundary"),
-    (
-        "seed",
-        "killpoint_seed",
-        "KILLPOINT_SEED",
-        "seed of the sampled paired crashes: N, 'random' or 'last' (default 0)",
-    ),
-    (
-        "double_limit",
-        "killpoint_double_limit",
-        "KILLPOINT_DOUBLE_LIMIT",
-        "paired crashes per scenario before sampling (default 150)",
-    ),
-    (
-        "replay",
-        "killpoint_replay",
-        None,
-        "re-run exactly this fault schedule (a JSON file) in "
-        "the killpoint tests whose scenario it belongs to, instead of their campaigns",
-    ),
+# The marker's (and the fixture's) arguments: the campaign options it offers, and its own two.
+MARKER_ORDER = (
+    "scenario",
+    *(spec.name for spec in declared(CampaignOptions, "marker")),
+    "fail_on_violation",
 )
-SOURCES = {name: (ini, env) for name, ini, env, _ in SETTINGS} | {
-    "double": ("killpoint_double", "KILLPOINT_DOUBLE")
-}
-METAVARS = {
-    "db": "URL",
-    "engine": "MODULE:FACTORY",
-    "tier": "TIER",
-    "seed": "N",
-    "double_limit": "N",
-    "report": "PATH",
-    "junit": "PATH",
-    "replay": "FILE",
-}
-
-
-@dataclass(frozen=True)
-class Settings:
-    db: str | None
-    db_source: str
-    engine: str
-    tier: str
-    seed: int
-    double: bool
-    double_limit: int
-    report: Path | None
-    junit: Path | None
-    replay: Path | None
+MARKER_ARGS = frozenset(MARKER_ORDER)
 
 
 @dataclass
@@ -129,104 +60,23 @@ STATE = pytest.StashKey[SessionState]()
 RUNNER = pytest.StashKey["CampaignRunner"]()  # the test's campaigns, judged after its body
 
 
-# -- options ------------------------------------------------------------------------------------
+# -- options: generated from the options models (`_pytest_settings`) ----------------------------
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("killpoint", "killpoint crash campaigns")
-    for name, ini, env, text in SETTINGS:
-        flag = "--killpoint-" + name.replace("_", "-")
-        group.addoption(
-            flag,
-            dest=f"killpoint_{name}",
-            metavar=METAVARS[name],
-            default=None,
-            help=text + (f" [env {env}, ini {ini}]" if env else ""),
-        )
-        parser.addini(ini, text, default="")
-    group.addoption(
-        "--killpoint-double",
-        dest="killpoint_double",
-        action="store_true",
-        default=None,
-        help="also crash each recovery (default) [env KILLPOINT_DOUBLE, ini killpoint_double]",
-    )
-    group.addoption(
-        "--killpoint-no-double",
-        dest="killpoint_double",
-        action="store_false",
-        help="crash each boundary once only",
-    )
-    parser.addini("killpoint_double", "also crash each recovery (true/false)", default="")
-
-
-def _setting(config: pytest.Config, name: str) -> tuple[str | None, str]:
-    """The value of one setting and where it came from: option, environment, ini."""
-    ini, env = SOURCES[name]
-    given = config.getoption(f"killpoint_{name}")
-    if given is not None:
-        return str(given), "--killpoint-" + name.replace("_", "-")
-    if env and os.environ.get(env):
-        return os.environ[env], env
-    value = str(config.getini(ini) or "")
-    return (value, f"ini {ini}") if value else (None, "")
-
-
-def _settings(config: pytest.Config) -> Settings:
-    db, db_source = _setting(config, "db")
-    tier = _setting(config, "tier")[0] or "inprocess"
-    if tier not in TIERS:
-        raise pytest.UsageError(f"--killpoint-tier wants one of {', '.join(TIERS)}, got {tier!r}")
-    double = _setting(config, "double")[0]
-    limit = _setting(config, "double_limit")[0] or "150"
-    report, junit, replay = (_setting(config, n)[0] for n in ("report", "junit", "replay"))
-    here = Path(config.invocation_params.dir)
-    try:
-        return Settings(
-            db=db,
-            db_source=db_source,
-            engine=_setting(config, "engine")[0] or "reference",
-            tier=tier,
-            seed=_seed(config),
-            double=True if double is None else double.lower() not in ("0", "false", "no", "off"),
-            double_limit=int(limit),
-            report=here / report if report else None,
-            junit=here / junit if junit else None,
-            replay=here / replay if replay else None,
-        )
-    except ValueError as exc:
-        raise pytest.UsageError(f"killpoint: {exc}") from None
-
-
-def _seed(config: pytest.Config) -> int:
-    """The campaign seed; workers take the controller's, so 'random' is one seed per session."""
-    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
-    if workerinput is not None and WORKER_SEED in workerinput:
-        return int(workerinput[WORKER_SEED])
-    text = _setting(config, "seed")[0] or "0"
-    cache = getattr(config, "cache", None)
-    if text == "last":
-        seed = int(cache.get(SEED_CACHE, 0)) if cache is not None else 0
-    elif text == "random":
-        seed = random.SystemRandom().randrange(2**31)
-    else:
-        seed = int(text)
-    if cache is not None:
-        cache.set(SEED_CACHE, seed)
-    return seed
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "killpoint(*scenarios, scenario=, engine=, tier=, double=, double_limit=, network=, "
-        "named=, interleave=, shard=, fail_on_violation=): run a crash campaign over the "
-        "scenarios (catalogue names or your own Scenario objects) before the test; the test "
-        "fails with the violations. See the killpoint_campaign fixture.",
+        f"killpoint(*scenarios, {', '.join(f'{a}=' for a in MARKER_ORDER)}): run a crash "
+        "campaign over the scenarios (catalogue names or your own Scenario objects) before the "
+        "test; the test fails with the violations. See the killpoint_campaign fixture.",
     )
-    state = SessionState(_settings(config))
+    state = SessionState(settings_of(config))
     config.stash[STATE] = state
-    if state.settings.db == "docker" and not hasattr(config, "workerinput"):
+    if state.settings.campaign.db == "docker" and not hasattr(config, "workerinput"):
         problem = _docker_problem(state)
         if problem:
             config.issue_config_time_warning(
@@ -241,14 +91,15 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist: every worker campaigns with the controller's seed."""
-    node.workerinput[WORKER_SEED] = node.config.stash[STATE].settings.seed
+    node.workerinput[WORKER_SEED] = node.config.stash[STATE].settings.campaign.seed
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     state = config.stash[STATE]
-    s = state.settings
+    c, s = state.settings.campaign, state.settings.session
     lines = [
-        f"killpoint: seed {s.seed}, tier {s.tier}, engine {s.engine}, store {_store_label(state)}"
+        f"killpoint: seed {c.seed}, tier {c.tier}, engine {c.engine or 'reference'}, "
+        f"store {_store_label(state)}"
     ]
     if s.report or s.junit:
         lines.append("killpoint report: " + ", ".join(str(p) for p in (s.report, s.junit) if p))
@@ -259,20 +110,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _store_label(state: SessionState) -> str:
-    s = state.settings
-    if s.db is None:
+    db, source = state.settings.campaign.db, state.settings.sources.get("db", "")
+    if db is None:
         return (
             "sqlite, a file per campaign in the test's tmp_path (no --killpoint-db, "
             "KILLPOINT_DATABASE_URL or killpoint_db)"
         )
-    if s.db == "docker":
+    if db == "docker":
         problem = _docker_problem(state)
         if problem:
             return f"docker unreachable ({problem}): killpoint tests skip"
-        return "PostgreSQL in a testcontainers container (from " + s.db_source + ")"
-    hidden = re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", s.db)
-    per = ", a fresh schema per campaign" if is_postgres(s.db) else ""
-    return f"{hidden} (from {s.db_source}){per}"
+        return f"PostgreSQL in a testcontainers container (from {source})"
+    hidden = re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", db)
+    per = ", a fresh schema per campaign" if is_postgres(db) else ""
+    return f"{hidden} (from {source}){per}"
 
 
 def is_postgres(url: str) -> bool:
@@ -308,7 +159,7 @@ def _killpoint_docker_url(pytestconfig: pytest.Config) -> Iterator[str]:
 
 @pytest.fixture
 def _killpoint_databases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databases]:
-    db = request.config.stash[STATE].settings.db
+    db = request.config.stash[STATE].settings.campaign.db
     base = request.getfixturevalue("_killpoint_docker_url") if db == "docker" else db
     from killpoint.harness._pytest_campaigns import Databases
 
@@ -381,15 +232,10 @@ def killpoint_killswitch(killpoint_world: World) -> KillSwitchFactory:
 def killpoint_campaign(
     request: pytest.FixtureRequest, _killpoint_databases: Databases, tmp_path: Path
 ) -> CampaignRunner:
+    """`killpoint_campaign(*scenarios, **options)` runs a crash campaign and returns its
+    `CampaignResult`; the test's `killpoint` marker gives the defaults (see `CampaignRunner`)."""
     marker = request.node.get_closest_marker("killpoint")
     args, kwargs = (marker.args, dict(marker.kwargs)) if marker else ((), {})
-    unknown = set(kwargs) - MARKER_ARGS
-    if unknown:
-        pytest.fail(
-            f"@pytest.mark.killpoint got unknown arguments {sorted(unknown)}; "
-            f"it takes {sorted(MARKER_ARGS)}",
-            pytrace=False,
-        )
     from killpoint.harness._pytest_campaigns import CampaignRunner
 
     state = request.config.stash[STATE]
@@ -460,7 +306,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
     received = [(nodeid, parse_result(text)) for nodeid, text in state.from_workers]
     state.parts = sorted(state.ran + received, key=lambda part: part[0])
-    s = state.settings
+    s = state.settings.session
     if s.report or s.junit:
         state.written = write_reports(state.parts, s.report, s.junit)
 

@@ -83,6 +83,11 @@ def args_for(command: str, name: str) -> list[str]:
     return [param.opts[0], text]
 
 
+def empty_result(config: CampaignConfig) -> CampaignResult:
+    return CampaignResult(engine=config.engine.name, tier=config.tier, backend="none",
+                          started_at="2024-01-01T00:00:00", scenarios=[], runs=[])  # fmt: skip
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY, "KILLPOINT_DATABASE_URL": None})
@@ -95,8 +100,7 @@ def campaigns(monkeypatch: pytest.MonkeyPatch) -> list[tuple[CampaignConfig, int
 
     def run_campaign(config: CampaignConfig, n: int) -> CampaignResult:
         seen.append((config, n))
-        return CampaignResult(engine=config.engine.name, tier=config.tier, backend="none",
-                              started_at="2024-01-01T00:00:00", scenarios=[], runs=[])  # fmt: skip
+        return empty_result(config)
 
     monkeypatch.setattr(jobs, "run_campaign", run_campaign)
     return seen

@@ -7,23 +7,29 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from killpoint.harness.cli import app
+from tests.conftest import TEST_KEY
 
 pytest_plugins = ["pytester"]
 
 POSTGRES = "KILLPOINT_TEST_POSTGRES_URL"  # the project's own test server, not a plugin setting
-HEAVY = (
-    "killpoint.harness._pytest_campaigns",
-    "killpoint.harness.dispatcher",
-    "killpoint.harness.store",
-    "sqlalchemy",
-    "killpoint.fake_services",
-    "killpoint.scenarios",
-)
+# What the plugin may load with pytest: the standard library, and these light modules of ours.
+LIGHT = {
+    "killpoint",
+    "killpoint.harness",
+    "killpoint.harness.options",
+    "killpoint.harness.pytest_plugin",
+    "killpoint.harness._pytest_settings",
+}
+HEAVY = ("sqlalchemy", "pydantic", "httpx", "typer", "rich")
 PLUGIN_FILE = Path(__file__).parents[2] / "harness" / "pytest_plugin.py"
 
 BROKEN_ENGINE = """
@@ -34,7 +40,7 @@ ENGINE = MUTANTS["fresh_idempotency_key_on_resume"]
 """
 
 # The cheapest campaign that still catches the broken engine: single crashes of order_saga.
-SAGA = 'scenario="order_saga", double=False, network=False, named=False'
+SAGA = 'scenario="order_saga", double=False, network=False, named=False, interleave=False'
 
 OWN_SCENARIO = """
 import pytest
@@ -78,7 +84,7 @@ WELCOME = Scenario(
 )
 
 
-@pytest.mark.killpoint(WELCOME, double=False)
+@pytest.mark.killpoint(WELCOME, double=False, interleave=False)
 def test_welcome_mail_survives_crashes(killpoint_result):
     assert [c.scenario for c in killpoint_result.scenarios] == ["welcome_mail"]
     assert killpoint_result.scenarios[0].boundaries_crashed
@@ -99,72 +105,6 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     """A pytest session in this process with the killpoint plugin, as a user's would have it."""
     return pytester.runpytest("-p", "killpoint", *args)
-
-
-def test_options_are_grouped_and_prefixed_in_help(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "--help")
-    result.stdout.fnmatch_lines(
-        [
-            "killpoint crash campaigns:",
-            "*--killpoint-db=URL*",
-            "*--killpoint-engine=MODULE:FACTORY*",
-            "*--killpoint-tier=TIER*",
-            "*--killpoint-report=PATH*",
-            "*--killpoint-junit=PATH*",
-            "*--killpoint-seed=N*",
-            "*--killpoint-double-limit=N*",
-            "*--killpoint-replay=FILE*",
-            "*--killpoint-no-double*",
-        ]
-    )
-    result.stdout.fnmatch_lines(["*killpoint_db (string)*", "*killpoint_seed (string)*"])
-
-
-def test_header_names_seed_tier_engine_store_and_hypothesis_profile(
-    pytester: pytest.Pytester,
-) -> None:
-    result = run(
-        pytester, "--co", "-p", "hypothesispytest", "--killpoint-seed=7", "--hypothesis-profile=ci"
-    )
-    result.stdout.fnmatch_lines(
-        [
-            "killpoint: seed 7, tier inprocess, engine reference, store sqlite, a file per "
-            "campaign in the test's tmp_path (no --killpoint-db*",
-            "killpoint hypothesis profile: ci",
-        ]
-    )
-
-
-def test_option_beats_environment_beats_ini(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pytester.makeini("[pytest]\nkillpoint_seed = 11\nkillpoint_tier = real\n")
-    run(pytester, "--co").stdout.fnmatch_lines(["killpoint: seed 11, tier real,*"])
-    monkeypatch.setenv("KILLPOINT_SEED", "12")
-    monkeypatch.setenv("KILLPOINT_DATABASE_URL", "postgresql+psycopg://kp:secret@db.test/x")
-    result = run(pytester, "--co")
-    result.stdout.fnmatch_lines(
-        [
-            "killpoint: seed 12, *store postgresql+psycopg://kp:***@db.test/x (from "
-            "KILLPOINT_DATABASE_URL), a fresh schema per campaign"
-        ]
-    )
-    assert "secret" not in result.stdout.str()
-    run(pytester, "--co", "--killpoint-seed=13").stdout.fnmatch_lines(["killpoint: seed 13,*"])
-
-
-def test_random_seed_is_kept_for_last(pytester: pytest.Pytester) -> None:
-    first = run(pytester, "--co", "--killpoint-seed=random")
-    seed = re.search(r"killpoint: seed (\d+),", first.stdout.str())
-    assert seed is not None
-    again = run(pytester, "--co", "--killpoint-seed=last")
-    again.stdout.fnmatch_lines([f"killpoint: seed {seed.group(1)},*"])
-
-
-def test_bad_tier_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "--killpoint-tier=cloud")
-    result.stderr.fnmatch_lines(["*--killpoint-tier wants one of inprocess, real, got 'cloud'*"])
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
 def test_fixtures_give_a_store_services_world_and_killswitch(pytester: pytest.Pytester) -> None:
@@ -214,16 +154,16 @@ def test_marker_on_a_catalogue_scenario_passes_and_runs_without_asking(
         """
         import pytest
 
-        @pytest.mark.killpoint(scenario="email", double=False)
+        @pytest.mark.killpoint(scenario="email", double=False, interleave=False)
         def test_email_result(killpoint_result):
             assert not killpoint_result.violations
             assert len(killpoint_result.runs) > 5
 
-        @pytest.mark.killpoint("email", double=False, network=False)
+        @pytest.mark.killpoint("email", double=False, network=False, interleave=False)
         def test_email_without_fixture():
             pass
 
-        @pytest.mark.killpoint(double=False, network=False, named=False)
+        @pytest.mark.killpoint(double=False, network=False, named=False, interleave=False)
         def test_marker_configures_the_fixture(killpoint_campaign):
             result = killpoint_campaign("email")
             assert {r.kind for r in result.runs} == {"clean", "single"}
@@ -287,10 +227,19 @@ def test_broken_engine_fails_with_checker_evidence_and_replay_commands(
             "*killpoint: * of * runs of order_saga violate the oracle (engine *",
             "*✗ order_saga *",
             "*[single_effect]*",
-            "*replay: pytest 'test_saga.py::test_saga_under_broken_engine' --killpoint-replay=*",
+            "*replay: pytest test_saga.py::test_saga_under_broken_engine --killpoint-replay=*",
             "*replay: killpoint replay *.json",
         ]
     )
+    # the second command works alone: the schedule names the engine, the scenario is installed
+    command = re.search(r"replay: killpoint (replay \S+\.json)", result.stdout.str())
+    assert command is not None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(pytester.path)
+        replayed = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}).invoke(
+            app, shlex.split(command.group(1))
+        )
+    assert replayed.exit_code == 1 and re.search(r"single_effect +VIOLATION", replayed.stdout)
     schedule = re.search(r"--killpoint-replay=(\S+\.json)", result.stdout.str())
     assert schedule is not None
     replay = run(
@@ -307,13 +256,13 @@ def test_session_report_and_junit_are_written_side_by_side(pytester: pytest.Pyte
         """
         import pytest
 
-        @pytest.mark.killpoint("email", double=False, network=False)
+        @pytest.mark.killpoint("email", double=False, network=False, interleave=False)
         def test_email(): pass
 
-        @pytest.mark.killpoint("batch", double=False, network=False, named=False)
+        @pytest.mark.killpoint("batch", double=False, network=False, named=False, interleave=False)
         def test_batch(): pass
 
-        @pytest.mark.killpoint("email", double=False)
+        @pytest.mark.killpoint("email", double=False, interleave=False)
         def test_email_again(): pass
         """
     )
@@ -351,10 +300,10 @@ def test_under_xdist_only_the_controller_writes_the_report(
         """
         import pytest
 
-        @pytest.mark.killpoint("email", double=False, network=False)
+        @pytest.mark.killpoint("email", double=False, network=False, interleave=False)
         def test_email(): pass
 
-        @pytest.mark.killpoint("batch", double=False, network=False, named=False)
+        @pytest.mark.killpoint("batch", double=False, network=False, named=False, interleave=False)
         def test_batch(): pass
         """
     )
@@ -404,11 +353,11 @@ def test_parallel_campaigns_on_one_postgres_never_meet(pytester: pytest.Pytester
         """
         import pytest
 
-        @pytest.mark.killpoint("email", double=False, network=False)
+        @pytest.mark.killpoint("email", double=False, network=False, interleave=False)
         def test_first(killpoint_store_url):
             assert "search_path" in killpoint_store_url
 
-        @pytest.mark.killpoint("email", double=False, network=False)
+        @pytest.mark.killpoint("email", double=False, network=False, interleave=False)
         def test_second(): pass
         """
     )
@@ -423,7 +372,8 @@ def _imported_by(code: str) -> list[str]:
         check=True,
     )
     loaded = json.loads(out.stdout.splitlines()[-1])
-    return [m for m in loaded if m.startswith(HEAVY)]
+    ours = [m for m in loaded if m.split(".")[0] == "killpoint" and m not in LIGHT]
+    return ours + [m for m in loaded if m.split(".")[0] in HEAVY]
 
 
 def test_plugin_module_imports_only_pytest_and_the_standard_library() -> None:
@@ -437,4 +387,4 @@ def test_plugin_module_imports_only_pytest_and_the_standard_library() -> None:
 
 
 def test_loading_the_plugin_entry_point_imports_no_engine() -> None:
-    assert _imported_by("import harness.pytest_plugin") == []
+    assert _imported_by("import killpoint.harness.pytest_plugin") == []
