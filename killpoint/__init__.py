@@ -11,7 +11,10 @@ What a team imports to point killpoint at its own agent and its own engine:
   `EngineSpec` with its optional `HistoryReader` (returning `CheckpointRecord`s), tamper and
   prepare hooks, and the `StoreHandle` it is given;
 - fault schedules and what a campaign returns: `FaultSchedule`, `History`, `Verdict`,
-  `CampaignResult`, and `load_engine` / `load_schedule` to rebuild a run.
+  `CampaignResult`, and `load_engine` / `load_schedule` to rebuild a run;
+- the campaign entry point: `run_campaign(*scenarios, engine=..., **options)`, whose options are
+  the fields of `CampaignOptions` — the same options, with the same defaults, as `killpoint run`
+  and the pytest plugin take.
 
 Names are imported on first use (PEP 562): `import killpoint` (which the pytest plugin does in
 every session of a project that installs it) imports nothing of the harness or the engine.
@@ -52,6 +55,8 @@ if TYPE_CHECKING:
     from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
     from killpoint.harness.engines.registry import load_engine
     from killpoint.harness.history import History
+    from killpoint.harness.launch import run_campaign
+    from killpoint.harness.options import CampaignOptions
     from killpoint.harness.protocol import (
         CheckpointRecord,
         EngineFactory,
@@ -75,6 +80,7 @@ _HOMES = {
     "ArtifactStore": f"{_CONTRACT}.artifacts",
     "BoundaryHook": f"{_CONTRACT}.boundaries",
     "BudgetLimits": f"{_CONTRACT}.records",
+    "CampaignOptions": "killpoint.harness.options",
     "CampaignResult": "killpoint.harness.results",
     "CannotTell": f"{_CONTRACT}.errors",
     "Capabilities": f"{_CONTRACT}.adapters",
@@ -118,6 +124,7 @@ _HOMES = {
     "Workflow": f"{_CONTRACT}.workflow",
     "load_engine": "killpoint.harness.engines.registry",
     "load_schedule": "killpoint.harness.schedule",
+    "run_campaign": "killpoint.harness.launch",
 }
 
 __all__ = [
@@ -127,6 +134,7 @@ __all__ = [
     "ArtifactStore",
     "BoundaryHook",
     "BudgetLimits",
+    "CampaignOptions",
     "CampaignResult",
     "CannotTell",
     "Capabilities",
@@ -170,6 +178,7 @@ __all__ = [
     "Workflow",
     "load_engine",
     "load_schedule",
+    "run_campaign",
 ]
 
 
