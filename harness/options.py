@@ -286,7 +286,7 @@ class SessionOptions(_Declared):
 
 def declared(model: type[Any], front: Front | None = None) -> list[Option]:
     """The options of `model` offered on `front` (all of them without one), in order."""
-    return [spec for spec in _table(model) if front is None or front in spec.fronts]
+    return [spec for spec in _TABLES[model] if front is None or front in spec.fronts]
 
 
 def known(model: type[Any], front: Front | None = None) -> str:
@@ -301,10 +301,6 @@ def _bind(model: type[Any]) -> Iterator[Option]:
 
 
 _TABLES = {model: tuple(_bind(model)) for model in (CampaignOptions, SessionOptions)}
-
-
-def _table(model: type[Any]) -> tuple[Option, ...]:
-    return _TABLES[model]
 
 
 OPTIONS: dict[str, Option] = {spec.name: spec for spec in _TABLES[CampaignOptions]}
