@@ -1,22 +1,18 @@
 """The pytest plugin at work in real pytest sessions (pytester): options, header, fixtures,
-the marker on a catalogue scenario, on a team's own scenario and on a broken engine, the session
-report (written once, by the xdist controller), and a plugin that loads without the engine."""
+the marker on a catalogue scenario and on a team's own scenario, the session report (written
+once, by the xdist controller), and a plugin that loads without the engine. Its options are
+pinned in test_pytest_options.py, its failures and their replay commands in
+test_pytest_replay.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from killpoint.harness.cli import app
-from tests.conftest import TEST_KEY
 
 pytest_plugins = ["pytester"]
 
@@ -31,16 +27,6 @@ LIGHT = {
 }
 HEAVY = ("sqlalchemy", "pydantic", "httpx", "typer", "rich")
 PLUGIN_FILE = Path(__file__).parents[2] / "harness" / "pytest_plugin.py"
-
-BROKEN_ENGINE = """
-from killpoint.scenarios.mutants import MUTANTS
-
-# An engine that makes a fresh idempotency key on every resume: a retried charge is a new charge.
-ENGINE = MUTANTS["fresh_idempotency_key_on_resume"]
-"""
-
-# The cheapest campaign that still catches the broken engine: single crashes of order_saga.
-SAGA = 'scenario="order_saga", double=False, network=False, named=False, interleave=False'
 
 OWN_SCENARIO = """
 import pytest
@@ -200,55 +186,6 @@ def test_a_wrong_marker_fails_its_test_with_what_it_takes(pytester: pytest.Pytes
 def test_marker_runs_a_teams_own_scenario(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(OWN_SCENARIO)
     run(pytester).assert_outcomes(passed=1)
-
-
-def test_broken_engine_fails_with_checker_evidence_and_replay_commands(
-    pytester: pytest.Pytester,
-) -> None:
-    pytester.makepyfile(broken=BROKEN_ENGINE)
-    pytester.makepyfile(
-        test_saga=f"""
-        import pytest
-
-        @pytest.mark.killpoint({SAGA}, engine="broken:ENGINE")
-        def test_saga_under_broken_engine():
-            pass
-
-        @pytest.mark.killpoint({SAGA}, fail_on_violation=False)
-        def test_the_oracle_catches_it(killpoint_campaign):
-            result = killpoint_campaign(engine="broken:ENGINE")
-            assert result.violations
-        """
-    )
-    result = run(pytester)
-    result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*killpoint: * of * runs of order_saga violate the oracle (engine *",
-            "*✗ order_saga *",
-            "*[single_effect]*",
-            "*replay: pytest test_saga.py::test_saga_under_broken_engine --killpoint-replay=*",
-            "*replay: killpoint replay *.json",
-        ]
-    )
-    # the second command works alone: the schedule names the engine, the scenario is installed
-    command = re.search(r"replay: killpoint (replay \S+\.json)", result.stdout.str())
-    assert command is not None
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(pytester.path)
-        replayed = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}).invoke(
-            app, shlex.split(command.group(1))
-        )
-    assert replayed.exit_code == 1 and re.search(r"single_effect +VIOLATION", replayed.stdout)
-    schedule = re.search(r"--killpoint-replay=(\S+\.json)", result.stdout.str())
-    assert schedule is not None
-    replay = run(
-        pytester,
-        "test_saga.py::test_saga_under_broken_engine",
-        f"--killpoint-replay={schedule.group(1)}",
-    )
-    replay.assert_outcomes(failed=1)
-    replay.stdout.fnmatch_lines(["*killpoint: 1 of 1 runs of order_saga violate*"])
 
 
 def test_session_report_and_junit_are_written_side_by_side(pytester: pytest.Pytester) -> None:
