@@ -60,19 +60,17 @@ def parameter(spec: Option) -> inspect.Parameter:
     decls = [spec.cli_flag]
     kind: Any = spec.hint
     default = spec.default
-    shown = True
     if spec.hint is bool:
         decls = [f"{spec.cli_flag}/--no-{spec.cli_flag.removeprefix('--')}"]
     elif spec.text:
         kind, default = str | None, None if default is None else str(default)
     elif spec.hint == tuple[str, ...]:
-        kind, default, shown = list[str] | None, None, False
+        kind, default = list[str] | None, None
     elif get_origin(spec.hint) is not Literal and spec.hint not in (int, str | None):
         raise TypeError(f"no command-line form for option {spec.name}: {spec.hint}")
-    if default is None:
-        shown = False
     if spec.short:
         decls.append(spec.short)
+    shown = default is not None
     info = typer.Option(*decls, metavar=spec.metavar, help=spec.help, show_default=shown)
     return inspect.Parameter(
         spec.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info]
