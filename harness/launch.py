@@ -70,5 +70,6 @@ def run_campaign(
     ref = engine if isinstance(engine, str) else None
     chosen = CampaignOptions().merged({"engine": ref, **options})
     folder = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="killpoint-"))
-    config = chosen.config(every_scenario(scenarios), folder, resolve_engine(engine), on_run)
+    named = every_scenario(scenarios or chosen.scenarios)  # positional, or scenarios=(…)
+    config = chosen.config(named, folder, resolve_engine(engine), on_run)
     return jobs.run_campaign(config, chosen.jobs)
