@@ -19,7 +19,6 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic import JsonValue
-from sqlalchemy import delete, insert, update
 
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.adapters import EffectAdapter
@@ -33,11 +32,10 @@ from killpoint.harness.contract.records import (
     Receipt,
 )
 from killpoint.harness.contract.workflow import Step, StepKind
-from killpoint.harness.engine import _schema as t
-from killpoint.harness.engine._sql import Tx
 from killpoint.harness.engine.budget import initial_budget
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.errors import ConflictError, QuarantinedError
+from killpoint.harness.engine.fence import Fence, Tx
 from killpoint.harness.engine.integrity import parse_sealed
 from killpoint.harness.engine.ledger import (
     EffectExecutor,
@@ -48,15 +46,9 @@ from killpoint.harness.engine.ledger import (
 )
 from killpoint.harness.engine.migrations import upgrade
 from killpoint.harness.engine.model import Checkpoint
+from killpoint.harness.engine.rows import Lease, NewCheckpoint, workflow_position
 from killpoint.harness.engine.steps import _Change
-from killpoint.harness.engine.store import (
-    Lease,
-    NewCheckpoint,
-    Store,
-    _checkpoint_row_new,
-    _position,
-    insert_outputs,
-)
+from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec, WorkerEnv
 from killpoint.harness.scenario import Scenario
@@ -350,61 +342,45 @@ def original_receipt(ctx: StepContext, step: Step) -> Receipt | None:
 # -- the store ----------------------------------------------------------------------------------
 
 
-def _rebound(store: Store, cls: type[Store]) -> Store:
-    """The same database and connection pool, seen through a mutant store class."""
-    view = cls.__new__(cls)
-    view.__dict__.update(store.__dict__)
-    return view
-
-
-class _LastWriterWinsStore(Store):
-    def commit_checkpoint(
-        self, lease: Lease, now: float, cp: NewCheckpoint, *, extend_to: float | None = None
+class _LastWriterWins(Fence):
+    def compare_and_swap(
+        self, tx: Tx, lease: Lease, now: float, cp: NewCheckpoint, *, extend_to: float | None
     ) -> None:
-        """No compare-and-swap: a checkpoint is written over whatever holds its sequence."""
-        w, c = t.workflows.c, t.checkpoints.c
-        with self._tx() as conn:
-            conn.execute(
-                update(t.workflows)
-                .where(w.workflow_id == lease.workflow_id)
-                .values(updated_at=now, **_position(cp))
-            )
-            conn.execute(
-                delete(t.checkpoints)
-                .where(c.workflow_id == lease.workflow_id)
-                .where(c.sequence == cp.sequence)
-            )
-            conn.execute(insert(t.checkpoints).values(**_checkpoint_row_new(lease, cp, now)))
-            conn.execute(
-                delete(t.outputs)
-                .where(t.outputs.c.workflow_id == lease.workflow_id)
-                .where(t.outputs.c.sequence == cp.sequence)
-            )
-            insert_outputs(conn, lease.workflow_id, cp)
+        """No compare-and-swap: a commit moves the workflow row whatever it holds."""
+        self.move(tx, lease, now, workflow_position(cp), fenced=False)
 
 
-class _UnfencedStore(Store):
-    def _guard(
+class _WrittenOver(CheckpointLog):
+    def append(self, tx: Tx, lease: Lease, now: float, cp: NewCheckpoint) -> None:
+        """…and takes its sequence's place in the log, whoever wrote there first."""
+        self.erase(tx, lease.workflow_id, cp.sequence)
+        super().append(tx, lease, now, cp)
+
+
+class _Unfenced(Fence):
+    def guard(
         self,
         tx: Tx,
         lease: Lease,
         now: float,
+        values: dict[str, Any] | None = None,
         *,
         expect_sequence: int | None = None,
         extend_to: float | None = None,
         spend_attempt: bool = False,
-        **values: Any,
     ) -> None:
         """Writes carry no fencing token: only the compare-and-swap on the sequence is left."""
-        w = t.workflows.c
-        stmt = update(t.workflows).where(w.workflow_id == lease.workflow_id)
-        if expect_sequence is not None:
-            stmt = stmt.where(w.sequence == expect_sequence)
-        if extend_to is not None:
-            values["lease_expires_at"] = extend_to
-        if spend_attempt:
-            values["attempts_left"] = w.attempts_left - 1
-        if tx.execute(stmt.values(updated_at=now, **values)).rowcount != 1:
+        moved = self.move(
+            tx,
+            lease,
+            now,
+            values or {},
+            fenced=False,
+            expect_sequence=expect_sequence,
+            extend_to=extend_to,
+            spend_attempt=spend_attempt,
+        )
+        if moved != 1:
             raise ConflictError(f"compare-and-swap lost: expected sequence {expect_sequence}")
 
 
@@ -434,14 +410,16 @@ class _BudgetsReset(ReferenceEngine):
         return engine
 
 
-def _with_store(cls: type[Store], engine: type[Engine] = Engine) -> type[ReferenceEngine]:
+def _with_store(
+    fence: Fence | None = None, log: CheckpointLog | None = None, engine: type[Engine] = Engine
+) -> type[ReferenceEngine]:
     def __init__(self: ReferenceEngine, env: WorkerEnv, scenario: Scenario) -> None:
         ReferenceEngine.__init__(self, env, scenario)
-        self.store = _rebound(self.store, cls)
+        self.store = self.store.using(fence=fence, log=log)
         self.engine.store = self.store
 
     attrs = {"__init__": __init__, "engine_class": engine}
-    return type(f"Mutant{cls.__name__}", (ReferenceEngine,), attrs)
+    return type(f"Mutant{type(fence or log).__name__}", (ReferenceEngine,), attrs)
 
 
 def _spec(name: str, engine: type[ReferenceEngine], doc: str) -> EngineSpec:
@@ -475,12 +453,12 @@ MUTANTS: dict[str, EngineSpec] = {
         ),
         _spec(
             "no_compare_and_swap",
-            _with_store(_LastWriterWinsStore),
+            _with_store(_LastWriterWins(), _WrittenOver()),
             "000: no compare-and-swap — the last writer wins",
         ),
         _spec(
             "lease_without_fencing_token",
-            _with_store(_UnfencedStore, _LeaseWithoutFencing),
+            _with_store(_Unfenced(), engine=_LeaseWithoutFencing),
             "001: a lease without a fencing token",
         ),
         _spec("budgets_reset_on_restart", _BudgetsReset, "000: letting restarts reset limits"),
