@@ -36,6 +36,7 @@ from killpoint.harness.engine.budget import initial_budget
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.errors import ConflictError, QuarantinedError
 from killpoint.harness.engine.fence import Fence, Tx
+from killpoint.harness.engine.fold import Change
 from killpoint.harness.engine.integrity import parse_sealed
 from killpoint.harness.engine.ledger import (
     EffectExecutor,
@@ -47,7 +48,6 @@ from killpoint.harness.engine.ledger import (
 from killpoint.harness.engine.migrations import upgrade
 from killpoint.harness.engine.model import Checkpoint
 from killpoint.harness.engine.rows import Lease, NewCheckpoint, workflow_position
-from killpoint.harness.engine.steps import _Change
 from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec, WorkerEnv
@@ -290,16 +290,16 @@ class _RedeliveryIsFreshWork(Engine):
         wf = self._workflow(cp.workflow_name)
         lease = self.acquire(workflow_id)
         session = Session(self.store, lease, self.clock, self.hook, cp.budget.attempts_left)
-        self._commit(session, wf, cp, _Change(wf.initial, reset=True), None, key)
+        self.commit(session, wf, cp, Change(wf.initial, reset=True), None, key)
         return True
 
 
 class _GlobalCompletedFlag(Engine):
-    def _effects(self, session: Session, step: Step, ctx: StepContext, target: str) -> _Change:
+    def _effects(self, session: Session, step: Step, ctx: StepContext, target: str) -> Change:
         """One done item marks the whole batch step done."""
         done = [e for e in ctx.effects_of(step.name) if e.status in (S.COMMITTED, S.VERIFIED)]
         if done and step.kind is StepKind.EFFECT:
-            return _Change(target, effects=done)
+            return Change(target, effects=done)
         return super()._effects(session, step, ctx, target)
 
 
@@ -309,7 +309,7 @@ class _UnvalidatedOutput(Engine):
 
 
 class _CompensationAsRollback(Engine):
-    def _effects(self, session: Session, step: Step, ctx: StepContext, target: str) -> _Change:
+    def _effects(self, session: Session, step: Step, ctx: StepContext, target: str) -> Change:
         """Compensation rewrites the ledger as if the effect were undone; no refund is sent."""
         if step.kind is not StepKind.COMPENSATE:
             return super()._effects(session, step, ctx, target)
@@ -331,7 +331,7 @@ class _CompensationAsRollback(Engine):
             records.append(
                 _written_after(executor, intent, S.VERIFIED, original_receipt(ctx, step), "undo")
             )
-        return _Change(target, effects=records)
+        return Change(target, effects=records)
 
 
 def original_receipt(ctx: StepContext, step: Step) -> Receipt | None:

@@ -8,8 +8,6 @@ reference in exactly one of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from pydantic import JsonValue
 
 from killpoint.harness.contract import boundaries as b
@@ -25,11 +23,11 @@ from killpoint.harness.contract.records import (
     EffectRecord,
     EffectStatus,
     RunStatus,
-    Versions,
 )
 from killpoint.harness.contract.workflow import Step, StepKind
+from killpoint.harness.engine.fold import Change
 from killpoint.harness.engine.ledger import EffectExecutor, Session, Stop
-from killpoint.harness.engine.model import ApprovalGrant, Checkpoint, Lineage
+from killpoint.harness.engine.model import ApprovalGrant, Checkpoint
 from killpoint.harness.engine.store import Store
 
 S = EffectStatus
@@ -42,22 +40,6 @@ class BackToGate(Exception):
         super().__init__(reason)
         self.gate = gate
         self.reason = reason
-
-
-@dataclass(slots=True)
-class _Change:
-    """What one step did, to be committed as the next checkpoint."""
-
-    state: str
-    status: RunStatus = RunStatus.RUNNING
-    reason: str = ""
-    outputs: dict[str, JsonValue] = field(default_factory=dict)
-    artifacts: dict[str, ArtifactRef] = field(default_factory=dict)
-    effects: list[EffectRecord] = field(default_factory=list)
-    approvals: tuple[ApprovalGrant, ...] | None = None
-    lineage: Lineage | None = None
-    versions: Versions | None = None
-    reset: bool = False
 
 
 class StepKinds:
@@ -113,7 +95,7 @@ class StepKinds:
         self.hook(b.ARTIFACT_RECORDED, step.name)
         return ArtifactRef(uri=uri, sha256=sha, media_type=step.media_type, produced_by=step.name)
 
-    def _effects(self, session: Session, step: Step, ctx: StepContext, target: str) -> _Change:
+    def _effects(self, session: Session, step: Step, ctx: StepContext, target: str) -> Change:
         assert step.intents is not None and step.service is not None
         adapter = self.adapters[step.service]
         gate = step.gate
@@ -141,7 +123,7 @@ class StepKinds:
                         )
                     )
                     self.hook(b.COMPENSATE_RECORDED, step.name)
-        return _Change(target, effects=records)
+        return Change(target, effects=records)
 
     def _verify(self, session: Session, step: Step, cp: Checkpoint) -> list[EffectRecord]:
         """Read authoritative state until each effect's postcondition shows, or escalate."""
@@ -190,14 +172,14 @@ class StepKinds:
                 )
         return verified
 
-    def _approval(self, session: Session, step: Step, cp: Checkpoint, target: str) -> _Change:
+    def _approval(self, session: Session, step: Step, cp: Checkpoint, target: str) -> Change:
         assert step.gate is not None
         now = self.clock.now()
         grant = next((a for a in self.store.approvals(cp.workflow_id) if a.gate == step.gate), None)
         if grant is not None and grant.status == "granted" and (grant.expires_at or 0) > now:
             assert grant.actor is not None and grant.expires_at is not None
             kept = tuple(a for a in cp.approvals if a.gate != step.gate)
-            return _Change(
+            return Change(
                 target,
                 approvals=(
                     *kept,
