@@ -27,6 +27,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
 from killpoint.harness.engine.operator_view import build_view
+from killpoint.harness.engine.settings import Settings
 
 LEASE_TTL = 30.0
 VERSIONS = Versions(
@@ -93,8 +94,7 @@ def demo(db: DbOption = None) -> None:
                 artifacts=artifacts,
                 clock=clock,
                 versions=VERSIONS,
-                owner=name,
-                lease_ttl=LEASE_TTL,
+                settings=Settings(owner=name, lease_ttl=LEASE_TTL),
                 hook=hook,
             )
 

@@ -8,12 +8,14 @@ from pathlib import Path
 
 from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.artifacts import FolderArtifacts
+from killpoint.harness.contract.boundaries import no_hook
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.context import StepContext
 from killpoint.harness.contract.records import EffectIntent, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.engine.compat import CompatibilityPolicy
 from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.store import Store
 
 VERSIONS = Versions(
@@ -234,7 +236,6 @@ def make_engine(
     needed = set().union(*(w.services for w in flows))
     given = dict(adapters or {})
     usable = [w for w in flows if w.services <= set(given)] if not needed <= set(given) else flows
-    kwargs = {} if hook is None else {"hook": hook}
     return Engine(
         store,
         usable,
@@ -242,9 +243,11 @@ def make_engine(
         artifacts=FolderArtifacts(root / "artifacts"),
         clock=clock,
         versions=versions,
-        tenant=tenant,
-        owner=owner,
-        lease_ttl=lease_ttl,
-        compatibility=compatibility,
-        **kwargs,
+        settings=Settings(
+            tenant=tenant,
+            owner=owner,
+            lease_ttl=lease_ttl,
+            compatibility=compatibility or CompatibilityPolicy(),
+        ),
+        hook=hook or no_hook,
     )

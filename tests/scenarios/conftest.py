@@ -20,6 +20,7 @@ from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.records import Outcome, RunStatus, Versions
 from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.store import Store
 from killpoint.harness.scenario import Scenario
 
@@ -67,8 +68,8 @@ class Harness:
             artifacts=self.artifacts,
             clock=self.clock,
             versions=VERSIONS,
+            settings=Settings(lease_ttl=LEASE_TTL),
             hook=hook,
-            lease_ttl=LEASE_TTL,
         )
 
     def start(self, scenario: Scenario, run_id: str) -> tuple[str, dict[str, JsonValue]]:

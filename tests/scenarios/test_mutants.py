@@ -8,6 +8,11 @@ import pytest
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.checkers import CHECKERS
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.fence import Fence
+from killpoint.harness.engine.ledger import EffectExecutor
+from killpoint.harness.engine.steps import Steps
+from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.hunt import hunt
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Tamper
@@ -41,6 +46,54 @@ def test_one_mutant_per_mistake_each_a_subclass_of_the_reference() -> None:
         assert isinstance(spec.factory, type) and issubclass(spec.factory, ReferenceEngine)
         assert spec.factory is not ReferenceEngine
         assert spec.description
+
+
+# the parts of the reference a mutant may swap, and the class each must stay a kind of
+PARTS: dict[str, type] = {
+    "engine_class": Engine,
+    "steps_class": Steps,
+    "fence": Fence,
+    "log": CheckpointLog,
+}
+
+
+def _overrides(cls: type, reference: type) -> set[str]:
+    """The methods `cls` defines in place of `reference`'s (dunders aside)."""
+    names: set[str] = set()
+    for klass in cls.__mro__[: cls.__mro__.index(reference)]:
+        names |= {
+            n
+            for n, v in vars(klass).items()
+            if callable(v) and not (n.startswith("__") and n.endswith("__"))
+        }
+    return names
+
+
+def _seams(cls: type, reference: type) -> set[str]:
+    """What a mutant part overrides; each must be a public method of the reference's part."""
+    overrides = _overrides(cls, reference)
+    assert overrides <= {n for n in dir(reference) if not n.startswith("_")}, overrides
+    if issubclass(cls, Steps) and cls.executor is not EffectExecutor:
+        overrides |= {f"executor.{n}" for n in _seams(cls.executor, EffectExecutor)}
+        overrides |= {"executor.__init__"} if "__init__" in vars(cls.executor) else set()
+    return overrides
+
+
+@pytest.mark.parametrize("name", sorted(PINS))
+def test_each_mutant_swaps_a_part_of_the_reference_overriding_public_seams_only(
+    name: str,
+) -> None:
+    factory = MUTANTS[name].factory
+    assert isinstance(factory, type) and issubclass(factory, ReferenceEngine)
+    swapped = {p for p in PARTS if getattr(factory, p) is not getattr(ReferenceEngine, p)}
+    assert 1 <= len(swapped) <= 2, swapped
+    seams = _seams(factory, ReferenceEngine) - set(PARTS)
+    for part in swapped:
+        value = getattr(factory, part)
+        cls = value if isinstance(value, type) else type(value)
+        assert issubclass(cls, PARTS[part]) and cls is not PARTS[part]
+        seams |= _seams(cls, PARTS[part])
+    assert 1 <= len(seams) <= 3, seams
 
 
 @pytest.mark.parametrize("name", sorted(PINS))
