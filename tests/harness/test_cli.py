@@ -15,9 +15,10 @@ from killpoint.harness.cli import app
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.engine.store import Store
+from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
-from tests.harness.flows import Crash, Died
+from tests.harness.flows import kill_at
 from tests.harness.test_integrity import flip_one_byte
 
 POST = {"slug": "stopped", "title": "Stopped"}
@@ -31,8 +32,8 @@ def runner() -> CliRunner:
 @pytest.fixture
 def stopped(new_worker: NewWorker, clock: FakeClock) -> str:
     """A publish run killed after the CMS committed the post and before the receipt."""
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.RESPONSE_READ, "create_post"), owner="worker-a").run(
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.RESPONSE_READ, "create_post"), owner="worker-a").run(
             "publish", "wf-1", POST
         )
     return "wf-1"

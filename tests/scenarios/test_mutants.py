@@ -122,11 +122,9 @@ def _judged(
 ) -> tuple[str, dict[str, object]]:
     """(final status, verdict per checker) of one run of `engine` (a mutant, or "reference")."""
     spec = REFERENCE if engine == "reference" else MUTANTS[engine]
-    campaign = Campaign(CampaignConfig(scenarios=[CATALOGUE[scenario]], workdir=root, engine=spec))
-    try:
+    config = CampaignConfig(scenarios=[CATALOGUE[scenario]], workdir=root, engine=spec)
+    with Campaign(config) as campaign:
         result, _ = campaign.execute(CATALOGUE[scenario], schedule, "single")
-    finally:
-        campaign.close()
     return result.final_status, {v.checker: v.valid for v in result.verdicts}
 
 
@@ -186,15 +184,10 @@ def test_a_compensated_saga_needs_its_refund_once(tmp_path: Path) -> None:
         ]
         is False
     )
-    campaign = Campaign(
-        CampaignConfig(
-            engine=REFERENCE, scenarios=[CATALOGUE["order_saga_refund"]], workdir=tmp_path / "r"
-        )
-    )
-    try:
-        result, history = campaign.execute(CATALOGUE["order_saga_refund"], clean, "clean")
-    finally:
-        campaign.close()
+    refund = CATALOGUE["order_saga_refund"]
+    config = CampaignConfig(engine=REFERENCE, scenarios=[refund], workdir=tmp_path / "r")
+    with Campaign(config) as campaign:
+        result, history = campaign.execute(refund, clean, "clean")
     assert result.final_status == "compensated"
     assert {v.checker: v.valid for v in result.verdicts}["single_effect"] is True
     assert sorted(a.operation for a in history.applied) == ["create_charge", "refund"]
