@@ -27,10 +27,9 @@ from typer.core import TyperGroup
 from killpoint.harness.catalogue import installed
 from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.engine._backends import resolve_url
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
 from killpoint.harness.engine.operator_view import OperatorView, build_view
-from killpoint.harness.engine.store import Store
+from killpoint.harness.engine.store import Store, resolve_url
 
 USER_ERROR = 2
 
