@@ -61,19 +61,14 @@ class Steps:
         self.clock = clock
         self.hook = hook
         self.settings = settings
-        self.kinds: dict[StepKind, Kind] = {
-            StepKind.PURE: self.pure,
-            StepKind.EXPENSIVE: self.expensive,
-            StepKind.EFFECT: self.effect,
-            StepKind.COMPENSATE: self.compensate,
-            StepKind.VERIFY: self.verify,
-            StepKind.APPROVAL: self.approval,
-        }
 
     def run(self, session: Session, cp: Checkpoint, transition: Transition) -> Change:
         """The step of `transition`, from `cp`, once the approvals it needs are re-validated."""
         self.revalidate_approvals(cp, transition.step)
-        return self.kinds[transition.step.kind](session, cp, transition)
+        # each kind's method is named for it; looked up per step, not kept in a dict of bound
+        # methods, which would make every worker a reference cycle for the collector
+        kind: Kind = getattr(self, transition.step.kind.value)
+        return kind(session, cp, transition)
 
     # -- the kinds ----------------------------------------------------------------------------
 
