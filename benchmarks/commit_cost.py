@@ -29,6 +29,7 @@ from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.engine import _schema
 from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.store import Store
 from killpoint.harness.engines.reference import ensure_key
 from killpoint.harness.world import BASE_VERSIONS
@@ -45,9 +46,7 @@ def _engine(store: Store, n: int, root: Path, keep: bool = True) -> tuple[Engine
         artifacts=FolderArtifacts(root / "artifacts"),
         clock=FakeClock(),
         versions=BASE_VERSIONS.model_copy(update={"plan": scenario.workflow.plan_version}),
-        tenant="bench",
-        secret=ensure_key(),
-        owner="bench-worker",
+        settings=Settings(tenant="bench", secret=ensure_key(), owner="bench-worker"),
     )
     return engine, scenario
 

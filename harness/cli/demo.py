@@ -35,6 +35,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
 from killpoint.harness.engine.operator_view import build_view
+from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.store import Store
 from killpoint.harness.killswitch import Killed, KillSwitch
 from killpoint.harness.schedule import FaultSchedule, HitPoint
@@ -107,8 +108,7 @@ class _Demo:
             artifacts=self.artifacts,
             clock=self.clock,
             versions=VERSIONS,
-            owner=name,
-            lease_ttl=LEASE_TTL,
+            settings=Settings(owner=name, lease_ttl=LEASE_TTL),
             hook=hook,
         )
 

@@ -1,10 +1,13 @@
 """killpoint's reference engine: checkpoints, an effect ledger, leases with fencing, budgets.
 
-The engine the seeds describe, built to be copied: a deterministic dispatcher (`Engine`) over a
-fenced store (`Store`, SQLite or PostgreSQL), sealed and versioned checkpoints (`Checkpoint`), a
-write-ahead effect ledger and durable budgets. It knows nothing of the harness: it is driven
-through the harness's engine protocol by one adapter (`killpoint.harness.engines.reference`),
-as any other engine is. It speaks the shared vocabulary of `killpoint.harness.contract`.
+The engine the seeds describe, built to be copied: a deterministic dispatcher (`Engine`, with
+its `Settings`) that folds each step into the next sealed, versioned `Checkpoint` (`fold`), the
+kinds of step it runs (`Steps`), a write-ahead effect ledger, durable budgets, and a store
+(`Store`, SQLite or PostgreSQL) whose every write passes its `Fence`. `Steps`, `Fence` and
+`CheckpointLog` are the seams a broken engine overrides, one method at a time. It knows nothing
+of the harness: it is driven through the harness's engine protocol by one adapter
+(`killpoint.harness.engines.reference`), as any other engine is. It speaks the shared
+vocabulary of `killpoint.harness.contract`.
 
 Names are imported on first use (PEP 562), so importing one module of the engine does not
 import all of it.
@@ -25,33 +28,49 @@ if TYPE_CHECKING:
         QuarantinedError,
         StaleFenceError,
     )
+    from killpoint.harness.engine.fence import Fence
+    from killpoint.harness.engine.fold import Change, fold
     from killpoint.harness.engine.integrity import SecretRef
     from killpoint.harness.engine.model import Checkpoint
-    from killpoint.harness.engine.store import Store
+    from killpoint.harness.engine.settings import Settings
+    from killpoint.harness.engine.steps import Steps
+    from killpoint.harness.engine.store import CheckpointLog, Store
 
 _HOMES = {
+    "Change": "killpoint.harness.engine.fold",
     "Checkpoint": "killpoint.harness.engine.model",
+    "CheckpointLog": "killpoint.harness.engine.store",
     "ConflictError": "killpoint.harness.engine.errors",
     "Engine": "killpoint.harness.engine.dispatcher",
+    "Fence": "killpoint.harness.engine.fence",
     "IntegrityError": "killpoint.harness.engine.errors",
     "LeaseHeldError": "killpoint.harness.engine.errors",
     "QuarantinedError": "killpoint.harness.engine.errors",
     "SecretRef": "killpoint.harness.engine.integrity",
+    "Settings": "killpoint.harness.engine.settings",
     "StaleFenceError": "killpoint.harness.engine.errors",
+    "Steps": "killpoint.harness.engine.steps",
     "Store": "killpoint.harness.engine.store",
-    "resolve_url": "killpoint.harness.engine._backends",  # the store's URL rule, for tools
+    "fold": "killpoint.harness.engine.fold",
+    "resolve_url": "killpoint.harness.engine.store",  # the store's URL rule, for tools
 }
 
 __all__ = [
+    "Change",
     "Checkpoint",
+    "CheckpointLog",
     "ConflictError",
     "Engine",
+    "Fence",
     "IntegrityError",
     "LeaseHeldError",
     "QuarantinedError",
     "SecretRef",
+    "Settings",
     "StaleFenceError",
+    "Steps",
     "Store",
+    "fold",
     "resolve_url",
 ]
 

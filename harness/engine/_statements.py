@@ -1,6 +1,6 @@
 """Every statement of the store, built once with named parameters.
 
-The store compiles each statement once per database (`harness._sql`), so a statement must be
+The store compiles each statement once per database (`_sql`), so a statement must be
 the same object on every call: module-level here, or a `functools.cache`d builder for the few
 whose shape varies (which columns a fenced write moves, how many statuses it expects).
 """
@@ -76,18 +76,21 @@ SET_COMPACTED_BELOW = (
 
 
 @cache
-def guarded_update(expect_sequence: bool, keys: tuple[str, ...], spend_attempt: bool) -> Update:
-    """The fenced UPDATE of a write: our token, our unexpired lease [and the sequence we read].
+def guarded_update(
+    fenced: bool, expect_sequence: bool, keys: tuple[str, ...], spend_attempt: bool
+) -> Update:
+    """The UPDATE of the workflow row a write makes first: `fenced`, only under our token and
+    unexpired lease; `expect_sequence`, only from the sequence we read.
 
     Each value is the parameter of its column's name; `spend_attempt` also takes one durable
     attempt."""
-    stmt = (
-        update(t.workflows)
-        .where(w.workflow_id == bindparam("g_workflow_id"))
-        .where(w.fencing_token == bindparam("g_token"))
-        .where(w.lease_owner == bindparam("g_owner"))
-        .where(w.lease_expires_at > bindparam("g_now"))
-    )
+    stmt = update(t.workflows).where(w.workflow_id == bindparam("g_workflow_id"))
+    if fenced:
+        stmt = (
+            stmt.where(w.fencing_token == bindparam("g_token"))
+            .where(w.lease_owner == bindparam("g_owner"))
+            .where(w.lease_expires_at > bindparam("g_now"))
+        )
     if expect_sequence:
         stmt = stmt.where(w.sequence == bindparam("g_sequence"))
     values: dict[str, Any] = {k: bindparam(k) for k in keys}
@@ -117,6 +120,16 @@ HIGHEST_DOOMED: Select[Any] = select(c.sequence).where(_DOOMED).order_by(c.seque
 DELETE_DOOMED: Delete = delete(t.checkpoints).where(_DOOMED)
 
 INSERT_OUTPUT = _insert(t.outputs)
+DELETE_CHECKPOINT_AT = (
+    delete(t.checkpoints)
+    .where(c.workflow_id == bindparam("workflow_id"))
+    .where(c.sequence == bindparam("sequence"))
+)
+DELETE_OUTPUTS_AT = (
+    delete(t.outputs)
+    .where(o.workflow_id == bindparam("workflow_id"))
+    .where(o.sequence == bindparam("sequence"))
+)
 OUTPUTS = (
     select(o.sequence, o.step, o.value, o.sha256)
     .where(o.workflow_id == bindparam("workflow_id"))
@@ -216,11 +229,11 @@ def everything() -> list[Any]:
     """Every statement above, and every shape of the builders that the engine's writes take."""
     commit = tuple(sorted((*_POSITION, "steps_left", "lease_expires_at", "updated_at")))
     guards = [
-        guarded_update(True, commit, False),  # a checkpoint
-        guarded_update(False, ("updated_at",), False),  # an intent, an artifact, an approval
-        guarded_update(False, ("updated_at",), True),  # an effect started: one attempt spent
-        guarded_update(False, ("lease_expires_at", "updated_at"), False),  # a renewal
-        guarded_update(False, ("lease_expires_at", "lease_owner", "updated_at"), False),  # release
+        guarded_update(True, True, commit, False),  # a checkpoint
+        guarded_update(True, False, ("updated_at",), False),  # an intent, artifact, approval
+        guarded_update(True, False, ("updated_at",), True),  # an effect started: attempt spent
+        guarded_update(True, False, ("lease_expires_at", "updated_at"), False),  # a renewal
+        guarded_update(True, False, ("lease_expires_at", "lease_owner", "updated_at"), False),
     ]
     moves = [effect_update(r, a, n) for r in (False, True) for a in (False, True) for n in (1, 2)]
     built = [v for v in globals().values() if isinstance(v, Select | Insert | Update | Delete)]

@@ -21,49 +21,41 @@ from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.artifacts import ArtifactStore
 from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.clock import Clock
-from killpoint.harness.contract.context import LazyEffects, StepContext
 from killpoint.harness.contract.errors import ArtifactError, DefinitionError
 from killpoint.harness.contract.records import (
     BudgetLimits,
-    EffectRecord,
-    EffectStatus,
     Outcome,
     RunStatus,
     Versions,
 )
-from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
-from killpoint.harness.engine.budget import after_step, at_time, exhausted_at, initial_budget
-from killpoint.harness.engine.compat import CompatibilityPolicy
+from killpoint.harness.contract.workflow import Step, Transition, Workflow
+from killpoint.harness.engine.budget import at_time, exhausted_at, initial_budget
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
 from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
+from killpoint.harness.engine.fold import Change, deadline, fold, next_actions
 from killpoint.harness.engine.integrity import (
-    SecretRef,
-    canonical_json,
     input_hash,
     output_link,
     sha256_hex,
 )
-from killpoint.harness.engine.ledger import EffectExecutor, Rejected, Session, Stop
+from killpoint.harness.engine.ledger import Rejected, Session, Stop, intent_of
 from killpoint.harness.engine.model import (
     Checkpoint,
-    EffectRef,
     Lineage,
     OutputsRef,
-    PendingWork,
     StoredCheckpoint,
     WorkflowRecord,
 )
-from killpoint.harness.engine.steps import BackToGate, StepKinds, _Change, _intent
-from killpoint.harness.engine.store import Lease, StepOutput, Store
-
-S = EffectStatus
-_SETTLED = (S.VERIFIED, S.COMPENSATED)  # no longer pending: dropped from the next checkpoint
+from killpoint.harness.engine.settings import Settings
+from killpoint.harness.engine.steps import BackToGate, Steps
+from killpoint.harness.engine.store import Lease, Store
 
 
-class Engine(StepKinds):
-    """One worker of the reference engine. Discard it to simulate the death of its process."""
+class Engine:
+    """One worker of the reference engine. Discard it to simulate the death of its process.
 
-    executor_class: type[EffectExecutor] = EffectExecutor
+    `steps` is the class of what runs each kind of step (`Steps`); the engine builds one
+    with its store, adapters, artifacts, clock, hook and settings."""
 
     def __init__(
         self,
@@ -74,13 +66,9 @@ class Engine(StepKinds):
         artifacts: ArtifactStore,
         clock: Clock,
         versions: Versions,
-        tenant: str = "default",
-        secret: SecretRef | None = None,
-        owner: str | None = None,
-        lease_ttl: float = 30.0,
+        settings: Settings | None = None,
         hook: BoundaryHook = no_hook,
-        compatibility: CompatibilityPolicy | None = None,
-        policy_version: str = "policy@1",
+        steps: type[Steps] = Steps,
     ) -> None:
         self.store = store
         self.workflows = {w.name: w for w in workflows}
@@ -90,17 +78,12 @@ class Engine(StepKinds):
                 raise DefinitionError(
                     f"workflow {wf.name!r} uses service(s) {sorted(missing)} with no adapter"
                 )
-        self.adapters = dict(adapters)
-        self.artifacts = artifacts
         self.clock = clock
         self.versions = versions
-        self.tenant = tenant
-        self.secret = secret or SecretRef()
-        self.owner = owner or f"worker-{uuid4().hex[:8]}"
-        self.lease_ttl = lease_ttl
+        self.settings = settings or Settings()
+        self.owner = self.settings.owner or f"worker-{uuid4().hex[:8]}"
         self.hook = hook
-        self.compatibility = compatibility or CompatibilityPolicy()
-        self.policy_version = policy_version
+        self.steps = steps(store, dict(adapters), artifacts, clock, hook, self.settings)
 
     # -- public API -------------------------------------------------------------------------
 
@@ -112,7 +95,7 @@ class Engine(StepKinds):
         limits: BudgetLimits | None = None,
     ) -> bool:
         """Create the workflow and its checkpoint 1; False if it exists (a redelivery)."""
-        wf = self._workflow(workflow_name)
+        wf = self.workflow(workflow_name)
         limits = limits or BudgetLimits()
         now = self.clock.now()
         deadline = now + limits.time_s
@@ -120,7 +103,7 @@ class Engine(StepKinds):
         first = Checkpoint(
             workflow_id=workflow_id,
             workflow_name=wf.name,
-            tenant=self.tenant,
+            tenant=self.settings.tenant,
             lineage=Lineage(run_id=f"{workflow_id}:r1"),
             sequence=1,
             state=wf.initial,
@@ -129,15 +112,15 @@ class Engine(StepKinds):
             input_hash=input_hash(dict(input)),
             versions=self.versions,
             budget=budget,
-            next_actions=_next_actions(wf, wf.initial),
+            next_actions=next_actions(wf, wf.initial),
             outputs_ref=OutputsRef(since=0),
             created_at=now,
-            secret_refs=(self.secret.env,),
+            secret_refs=(self.settings.secret.env,),
         )
         record = WorkflowRecord(
             workflow_id=workflow_id,
             workflow_name=wf.name,
-            tenant=self.tenant,
+            tenant=self.settings.tenant,
             status=RunStatus.RUNNING,
             status_reason="",
             state=wf.initial,
@@ -152,7 +135,9 @@ class Engine(StepKinds):
             created_at=now,
             updated_at=now,
         )
-        return self.store.create_workflow(record, seal_checkpoint(first, self.secret.resolve()))
+        return self.store.create_workflow(
+            record, seal_checkpoint(first, self.settings.secret.resolve())
+        )
 
     def run(
         self,
@@ -165,7 +150,7 @@ class Engine(StepKinds):
         return self.resume(workflow_id)
 
     def resume(self, workflow_id: str) -> Outcome:
-        key = self.secret.resolve()
+        key = self.settings.secret.resolve()
         stored = self.store.latest_checkpoint(workflow_id)
         if stored is None:
             raise UnknownWorkflowError(f"no checkpoint for workflow {workflow_id!r}")
@@ -178,7 +163,7 @@ class Engine(StepKinds):
             return Outcome(
                 workflow_id, RunStatus.QUARANTINED, stored.state, stored.sequence, str(exc)
             )
-        wf = self._workflow(cp.workflow_name)
+        wf = self.workflow(cp.workflow_name)
         if cp.status.terminal:
             return _outcome(cp)
         if cp.status is RunStatus.WAITING_APPROVAL and not self._answered(cp, wf):
@@ -208,7 +193,7 @@ class Engine(StepKinds):
     # -- the steps of a resume; each one a seam a mutant can override ------------------------
 
     def open(self, stored: StoredCheckpoint, key: bytes) -> Checkpoint:
-        return open_checkpoint(stored, key, self.tenant)
+        return open_checkpoint(stored, key, self.settings.tenant)
 
     def load_outputs(self, cp: Checkpoint) -> dict[str, JsonValue]:
         """The run's step outputs: a migrated checkpoint's inline ones, then the rows after
@@ -234,22 +219,19 @@ class Engine(StepKinds):
         return outputs
 
     def acquire(self, workflow_id: str) -> Lease:
-        return self.store.acquire_lease(workflow_id, self.owner, self.lease_ttl, self.clock.now())
+        return self.store.acquire_lease(
+            workflow_id, self.owner, self.settings.lease_ttl, self.clock.now()
+        )
 
     def budget_at_resume(self, session: Session, cp: Checkpoint) -> Checkpoint:
         """The durable budget is the store's; the checkpoint's copy is what was left then."""
         return cp
 
-    def revalidate_approvals(self, cp: Checkpoint, step: Step) -> None:
-        """A protected step runs only under a grant that is still valid now."""
-        if step.kind is StepKind.EFFECT and step.gate is not None:
-            self.require_grant(cp.workflow_id, step.gate)
-
     def reconcile(self, session: Session, cp: Checkpoint) -> None:
         for record in self.store.effects(cp.workflow_id):
             if record.status.unresolved:
-                executor = self.executor_class(session, self.adapters[record.service], record.step)
-                executor.reconcile(_intent(record), record)
+                executor = self.steps.executor_for(session, record.service, record.step)
+                executor.reconcile(intent_of(record), record)
 
     # -- driving ------------------------------------------------------------------------------
 
@@ -257,8 +239,8 @@ class Engine(StepKinds):
         try:
             self.reconcile(session, cp)
         except Stop as stop:
-            return self._commit(
-                session, wf, cp, _Change(cp.state, stop.status, stop.reason), None, key
+            return self.commit(
+                session, wf, cp, Change(cp.state, stop.status, stop.reason), None, key
             )
         while cp.status is RunStatus.RUNNING or cp.status is RunStatus.WAITING_APPROVAL:
             transition = wf.transition_from(cp.state)
@@ -268,32 +250,28 @@ class Engine(StepKinds):
             change = budget_stop or self._step(session, wf, cp, transition)
             # A budget stop runs no step, so it spends none (steps_left never goes below 0).
             step = None if budget_stop else transition.step
-            cp = self._commit(session, wf, cp, change, step, key)
+            cp = self.commit(session, wf, cp, change, step, key)
             if cp.status is RunStatus.WAITING_APPROVAL:
                 break  # entered waiting only to try an answered gate; an unanswered one parks
         return cp
 
-    def _budget_stop(self, session: Session, cp: Checkpoint) -> _Change | None:
-        exhausted = exhausted_at(cp.budget, self._deadline(cp), self.clock.now())
+    def _budget_stop(self, session: Session, cp: Checkpoint) -> Change | None:
+        exhausted = exhausted_at(cp.budget, deadline(cp), self.clock.now())
         if exhausted is None or exhausted == "attempts":
             return None
-        return _Change(cp.state, RunStatus.BUDGET_EXHAUSTED, f"{exhausted} budget exhausted")
-
-    def _deadline(self, cp: Checkpoint) -> float:
-        return cp.created_at + cp.budget.time_left_ms / 1000
+        return Change(cp.state, RunStatus.BUDGET_EXHAUSTED, f"{exhausted} budget exhausted")
 
     def _step(
         self, session: Session, wf: Workflow, cp: Checkpoint, transition: Transition
-    ) -> _Change:
+    ) -> Change:
         step = transition.step
         self.hook(b.STEP_BEGIN, step.name)
         try:
-            self.revalidate_approvals(cp, step)
-            return self._run_step(session, cp, transition)
+            return self.steps.run(session, cp, transition)
         except Stop as stop:
-            return _Change(cp.state, stop.status, stop.reason)
+            return Change(cp.state, stop.status, stop.reason)
         except BackToGate as back:
-            return _Change(
+            return Change(
                 wf.gate_state(back.gate),
                 RunStatus.RUNNING,
                 back.reason,
@@ -301,39 +279,10 @@ class Engine(StepKinds):
             )
         except Rejected as rejected:
             if transition.on_failure is not None:
-                return _Change(transition.on_failure, reason=f"{step.name} rejected: {rejected}")
-            return _Change(cp.state, RunStatus.FAILED, f"{step.name} rejected: {rejected}")
+                return Change(transition.on_failure, reason=f"{step.name} rejected: {rejected}")
+            return Change(cp.state, RunStatus.FAILED, f"{step.name} rejected: {rejected}")
         except ArtifactError as exc:
-            return _Change(cp.state, RunStatus.NEEDS_REVIEW, str(exc))
-
-    def _run_step(self, session: Session, cp: Checkpoint, transition: Transition) -> _Change:
-        step, target = transition.step, transition.target
-        ctx = self._context(session, cp, step)
-        if step.kind is StepKind.PURE:
-            assert step.compute is not None
-            value = step.compute(ctx)
-            self._validate(step, value)
-            return _Change(target, outputs={} if value is None else {step.name: value})
-        if step.kind is StepKind.EXPENSIVE:
-            return _Change(target, artifacts={step.name: self._artifact(session, step, ctx)})
-        if step.kind in (StepKind.EFFECT, StepKind.COMPENSATE):
-            return self._effects(session, step, ctx, target)
-        if step.kind is StepKind.VERIFY:
-            return _Change(target, effects=self._verify(session, step, cp))
-        return self._approval(session, step, cp, target)
-
-    def _context(self, session: Session, cp: Checkpoint, step: Step) -> StepContext:
-        return StepContext(
-            workflow_id=cp.workflow_id,
-            step=step.name,
-            input=cp.input,
-            outputs=session.outputs,
-            artifact_refs={a.produced_by: a for a in cp.artifacts},
-            effects=LazyEffects(lambda: self.store.effects(cp.workflow_id)),
-            store=self.artifacts,
-            hook=self.hook,
-            now=self.clock.now(),
-        )
+            return Change(cp.state, RunStatus.NEEDS_REVIEW, str(exc))
 
     def _answered(self, cp: Checkpoint, wf: Workflow) -> bool:
         transition = wf.transition_from(cp.state)
@@ -349,15 +298,15 @@ class Engine(StepKinds):
     def _apply_compatibility(
         self, session: Session, wf: Workflow, cp: Checkpoint, key: bytes
     ) -> Checkpoint:
-        decision, why = self.compatibility.decide(cp.versions, self.versions)
+        decision, why = self.settings.compatibility.decide(cp.versions, self.versions)
         if decision == "continue":
             return cp
         if decision == "quarantine":
-            return self._commit(
+            return self.commit(
                 session,
                 wf,
                 cp,
-                _Change(cp.state, RunStatus.QUARANTINED, f"incompatible versions: {why}"),
+                Change(cp.state, RunStatus.QUARANTINED, f"incompatible versions: {why}"),
                 None,
                 key,
             )
@@ -367,11 +316,11 @@ class Engine(StepKinds):
             decision=decision,
         )
         state = cp.state if decision == "branch" else wf.initial
-        return self._commit(
+        return self.commit(
             session,
             wf,
             cp,
-            _Change(
+            Change(
                 state,
                 cp.status,
                 f"{decision}: {why}",
@@ -383,74 +332,24 @@ class Engine(StepKinds):
             key,
         )
 
-    def _commit(
+    def commit(
         self,
         session: Session,
         wf: Workflow,
         cp: Checkpoint,
-        change: _Change,
+        change: Change,
         step: Step | None,
         key: bytes,
     ) -> Checkpoint:
+        """Fold a change into the next checkpoint, seal it and commit it under the lease."""
         now = self.clock.now()
-        sequence = cp.sequence + 1
-        ref, inline = cp.outputs_ref, cp.outputs
-        if change.reset:
-            ref, inline = OutputsRef(since=sequence), {}
-        rows = []
-        for name, value in change.outputs.items():
-            text = canonical_json(value).decode()
-            sha = sha256_hex(text.encode())
-            rows.append(StepOutput(sequence, name, text, sha))
-            digest = output_link(ref.digest, sequence, name, sha)
-            ref = OutputsRef(since=ref.since, count=ref.count + 1, digest=digest)
-        artifacts = cp.artifacts
-        if change.reset or change.artifacts:
-            kept = {} if change.reset else {a.produced_by: a for a in cp.artifacts}
-            artifacts = tuple({**kept, **change.artifacts}.values())
-        effects = cp.effects
-        if change.effects or any(r.status in _SETTLED for r in effects):
-            refs = {r.operation_id: r for r in effects if r.status not in _SETTLED}
-            refs.update({r.operation_id: _ref(r) for r in change.effects})
-            effects = tuple(refs.values())
-        budget = after_step(
-            cp.budget,
-            steps=1 if step else 0,
-            cost=step.cost if step else 0,
-            attempts_left=session.attempts_left,
-            deadline=self._deadline(cp),
-            now=now,
-        )
-        pending: tuple[PendingWork, ...] = ()
-        if change.status is RunStatus.WAITING_APPROVAL and step is not None:
-            pending = (PendingWork(kind="approval", ref=step.gate or "", detail=change.reason),)
-        elif change.status is RunStatus.NEEDS_REVIEW:
-            pending = (PendingWork(kind="review", ref=cp.state, detail=change.reason),)
-        status = change.status
-        if status is RunStatus.RUNNING and change.state in wf.terminal:
-            status = wf.terminal[change.state]
-        new = cp.model_copy(
-            update={
-                "sequence": sequence,
-                "state": change.state,
-                "status": status,
-                "status_reason": change.reason,
-                "outputs_ref": ref,
-                "outputs": inline,
-                "artifacts": artifacts,
-                "effects": effects,
-                "approvals": cp.approvals if change.approvals is None else change.approvals,
-                "budget": budget,
-                "pending": pending,
-                "created_at": now,
-                "next_actions": () if status.terminal else _next_actions(wf, change.state),
-                "lineage": change.lineage or cp.lineage,
-                "versions": change.versions or cp.versions,
-            }
-        )
+        new, rows = fold(cp, change, step, wf, now, session.attempts_left)
         self.hook(b.CHECKPOINT_BUILT, step.name if step else None)
         self.store.commit_checkpoint(
-            session.lease, now, seal_checkpoint(new, key, rows), extend_to=now + self.lease_ttl
+            session.lease,
+            now,
+            seal_checkpoint(new, key, rows),
+            extend_to=now + self.settings.lease_ttl,
         )
         if change.reset:
             session.outputs = {}
@@ -458,7 +357,7 @@ class Engine(StepKinds):
         self.hook(b.CHECKPOINT_COMMITTED, step.name if step else None)
         return new
 
-    def _workflow(self, name: str) -> Workflow:
+    def workflow(self, name: str) -> Workflow:
         try:
             return self.workflows[name]
         except KeyError:
@@ -467,18 +366,3 @@ class Engine(StepKinds):
 
 def _outcome(cp: Checkpoint) -> Outcome:
     return Outcome(cp.workflow_id, cp.status, cp.state, cp.sequence, cp.status_reason)
-
-
-def _next_actions(wf: Workflow, state: str) -> tuple[str, ...]:
-    transition = wf.transition_from(state)
-    return () if transition is None else (transition.step.name,)
-
-
-def _ref(record: EffectRecord) -> EffectRef:
-    return EffectRef(
-        operation_id=record.operation_id,
-        intent=record.intent,
-        idempotency_key=record.idempotency_key,
-        status=record.status,
-        receipt_id=record.receipt.resource_id if record.receipt else None,
-    )

@@ -13,7 +13,7 @@ from killpoint.harness.engine.errors import IntegrityError, WrongTenantError
 from killpoint.harness.engine.integrity import parse_sealed, seal, verify_seal
 from killpoint.harness.engine.migrations import upgrade
 from killpoint.harness.engine.model import SCHEMA_VERSION, Checkpoint, StoredCheckpoint
-from killpoint.harness.engine.store import NewCheckpoint, StepOutput
+from killpoint.harness.engine.rows import NewCheckpoint, StepOutput
 
 
 def seal_checkpoint(

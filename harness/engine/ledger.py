@@ -3,7 +3,7 @@
 For each logical action: commit the intent and its key (`prepared`), commit `started` and spend
 an attempt, call the service, commit the receipt (`committed`). A timeout is `unknown`, never
 `failed`; an unknown or started effect is reconciled by asking the service with the same key
-before anything is sent again. Each step is a method so a mutant can break exactly one.
+before anything is sent again. Each step is a public method so a mutant can break exactly one.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from killpoint.harness.contract.records import (
 )
 from killpoint.harness.engine.errors import StaleFenceError
 from killpoint.harness.engine.integrity import canonical_json, sha256_hex
-from killpoint.harness.engine.store import Lease, Store
+from killpoint.harness.engine.rows import Lease
+from killpoint.harness.engine.store import Store
 
 S = EffectStatus
 LOOKUP_TRIES = 3
@@ -60,6 +61,11 @@ def idempotency_key(workflow_id: str, step: str, intent: EffectIntent) -> str:
         "args": intent.args,
     }
     return "kp-" + sha256_hex(canonical_json(doc))[:40]
+
+
+def intent_of(record: EffectRecord) -> EffectIntent:
+    """The intent a ledger row was written for: what reconciling or verifying it asks about."""
+    return EffectIntent(operation=record.intent, service=record.service, args=record.args)
 
 
 def fingerprint(intent: EffectIntent) -> str:
@@ -126,26 +132,27 @@ class EffectExecutor:
             else:
                 record = self.attempt(intent, record, guard)
 
+    def prepared(self, intent: EffectIntent) -> EffectRecord:
+        """The ledger row of an intent about to be written ahead: in memory, not yet sent."""
+        s = self.session
+        return EffectRecord(
+            workflow_id=s.workflow_id,
+            operation_id=operation_id(self.step, intent),
+            step=self.step,
+            service=intent.service,
+            intent=intent.operation,
+            args=intent.args,
+            idempotency_key=self.key(intent),
+            fingerprint=fingerprint(intent),
+            status=S.PREPARED,
+            attempts=0,
+            updated_at=s.clock.now(),
+        )
+
     def write_ahead(self, intent: EffectIntent) -> EffectRecord:
         s = self.session
         s.hook(b.INTENT_BUILT, self.step)
-        record = s.store.prepare_effect(
-            s.lease,
-            s.clock.now(),
-            EffectRecord(
-                workflow_id=s.workflow_id,
-                operation_id=operation_id(self.step, intent),
-                step=self.step,
-                service=intent.service,
-                intent=intent.operation,
-                args=intent.args,
-                idempotency_key=self.key(intent),
-                fingerprint=fingerprint(intent),
-                status=S.PREPARED,
-                attempts=0,
-                updated_at=s.clock.now(),
-            ),
-        )
+        record = s.store.prepare_effect(s.lease, s.clock.now(), self.prepared(intent))
         s.hook(b.INTENT_COMMITTED, self.step)
         return record
 
@@ -157,7 +164,7 @@ class EffectExecutor:
             guard()
         if s.attempts_left <= 0:
             raise Stop(RunStatus.BUDGET_EXHAUSTED, "attempts budget exhausted")
-        record = self._mark(record, S.STARTED, expect=(S.PREPARED,), attempt=True)
+        record = self.mark(record, S.STARTED, expect=(S.PREPARED,), attempt=True)
         s.attempts_left -= 1
         s.hook(b.STARTED_COMMITTED, self.step)
         s.check_lease()
@@ -166,16 +173,16 @@ class EffectExecutor:
         except OutcomeUnknown as exc:
             return self.on_unknown(record, str(exc))
         except EffectRejected as exc:
-            self._mark(record, S.FAILED, expect=(S.STARTED,), reason=str(exc))
+            self.mark(record, S.FAILED, expect=(S.STARTED,), reason=str(exc))
             raise Rejected(str(exc)) from exc
         s.hook(b.RESPONSE_READ, self.step)
-        record = self._mark(record, S.COMMITTED, expect=(S.STARTED,), receipt=receipt)
+        record = self.mark(record, S.COMMITTED, expect=(S.STARTED,), receipt=receipt)
         s.hook(b.RECEIPT_COMMITTED, self.step)
         return record
 
     def on_unknown(self, record: EffectRecord, why: str) -> EffectRecord:
         """A timeout or 5xx: the effect may have happened. Record that, then reconcile."""
-        return self._mark(record, S.UNKNOWN, expect=(S.STARTED,), reason=f"outcome unknown: {why}")
+        return self.mark(record, S.UNKNOWN, expect=(S.STARTED,), reason=f"outcome unknown: {why}")
 
     def reconcile(self, intent: EffectIntent, record: EffectRecord) -> EffectRecord:
         s = self.session
@@ -183,7 +190,7 @@ class EffectExecutor:
             receipt = self._lookup(intent, record)
         except CannotTell as exc:
             if self.adapter.idempotent:
-                return self._mark(
+                return self.mark(
                     record,
                     S.PREPARED,
                     expect=(S.STARTED, S.UNKNOWN),
@@ -194,11 +201,11 @@ class EffectExecutor:
                 f"be asked ({exc}); {'irreversible: ' if self.adapter.irreversible else ''}"
                 "a second attempt could duplicate it"
             )
-            self._mark(record, S.NEEDS_REVIEW, expect=(S.STARTED, S.UNKNOWN), reason=reason)
+            self.mark(record, S.NEEDS_REVIEW, expect=(S.STARTED, S.UNKNOWN), reason=reason)
             raise Stop(RunStatus.NEEDS_REVIEW, reason) from exc
         s.hook(b.RECONCILE_LOOKED_UP, self.step)
         if receipt is not None:
-            record = self._mark(
+            record = self.mark(
                 record,
                 S.COMMITTED,
                 expect=(S.STARTED, S.UNKNOWN),
@@ -206,7 +213,7 @@ class EffectExecutor:
                 reason="reconciled: the service has the effect",
             )
         else:
-            record = self._mark(
+            record = self.mark(
                 record,
                 S.PREPARED,
                 expect=(S.STARTED, S.UNKNOWN),
@@ -226,7 +233,7 @@ class EffectExecutor:
                 self.session.renew(LEASE_RENEW_S)
         raise CannotTell(f"{intent.service} did not answer {LOOKUP_TRIES} lookups")
 
-    def _mark(
+    def mark(
         self,
         record: EffectRecord,
         status: EffectStatus,

@@ -15,6 +15,7 @@ from killpoint.harness.contract.records import ArtifactRef, EffectStatus, RunSta
 
 SCHEMA_VERSION: Literal[4] = 4
 
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

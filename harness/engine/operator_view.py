@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.records import (
+    ApprovalRecord,
     EffectRecord,
     EffectStatus,
     Receipt,
@@ -25,7 +26,13 @@ from killpoint.harness.contract.records import (
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
-from killpoint.harness.engine.model import Budget, Checkpoint, Lineage, PendingWork
+from killpoint.harness.engine.model import (
+    Budget,
+    Checkpoint,
+    Lineage,
+    PendingWork,
+    WorkflowRecord,
+)
 from killpoint.harness.engine.store import Store
 
 Action = Literal["none", "send", "reconcile", "retry", "escalate", "verify"]
@@ -141,37 +148,12 @@ def build_view(
     expected_tenant = tenant or record.tenant
     checkpoint, cp_view = _checkpoint(store, workflow_id, key, expected_tenant)
     effects = tuple(_effect(e, (services or {}).get(e.service)) for e in store.effects(workflow_id))
-    approvals = tuple(
-        ApprovalView(
-            gate=a.gate,
-            status=a.status,
-            scope=a.scope,
-            policy_version=a.policy_version,
-            requested_at=a.requested_at,
-            actor=a.actor,
-            expires_at=a.expires_at,
-            expired=None if a.expires_at is None else a.expires_at <= now,
-        )
-        for a in store.approvals(workflow_id)
-    )
+    approvals = tuple(_approval(a, now) for a in store.approvals(workflow_id))
     artifacts = tuple(
         ArtifactView(produced_by=a.produced_by, uri=a.uri, sha256=a.sha256, media_type=a.media_type)
         for a in (checkpoint.artifacts if checkpoint else ())
     )
-    lease = LeaseView(
-        owner=record.lease_owner,
-        expires_at=record.lease_expires_at,
-        fencing_token=record.fencing_token,
-        live=record.lease_owner is not None
-        and record.lease_expires_at is not None
-        and record.lease_expires_at > now,
-    )
-    budget = Budget(
-        attempts_left=record.attempts_left,
-        steps_left=record.steps_left,
-        cost_left=record.cost_left,
-        time_left_ms=round((record.deadline - now) * 1000),
-    )
+    lease, budget = _lease(record, now), _budget(record, now)
     blocked = _blocked(
         record.status, record.status_reason, cp_view, effects, approvals, lease, budget
     )
@@ -195,6 +177,39 @@ def build_view(
         artifacts=artifacts,
         next_transitions=transitions,
         blocked=blocked,
+    )
+
+
+def _approval(a: ApprovalRecord, now: float) -> ApprovalView:
+    return ApprovalView(
+        gate=a.gate,
+        status=a.status,
+        scope=a.scope,
+        policy_version=a.policy_version,
+        requested_at=a.requested_at,
+        actor=a.actor,
+        expires_at=a.expires_at,
+        expired=None if a.expires_at is None else a.expires_at <= now,
+    )
+
+
+def _lease(record: WorkflowRecord, now: float) -> LeaseView:
+    expires = record.lease_expires_at
+    return LeaseView(
+        owner=record.lease_owner,
+        expires_at=expires,
+        fencing_token=record.fencing_token,
+        live=record.lease_owner is not None and expires is not None and expires > now,
+    )
+
+
+def _budget(record: WorkflowRecord, now: float) -> Budget:
+    """The durable budget, as the store holds it, with the time left at `now`."""
+    return Budget(
+        attempts_left=record.attempts_left,
+        steps_left=record.steps_left,
+        cost_left=record.cost_left,
+        time_left_ms=round((record.deadline - now) * 1000),
     )
 
 

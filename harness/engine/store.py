@@ -1,18 +1,16 @@
 """The durable store: one interface over SQLite and PostgreSQL.
 
-Every write of a worker is fenced: it runs in one transaction that first moves the `workflows` row
-with a guarded `UPDATE … WHERE fencing_token = :mine AND lease unexpired [AND sequence = :seen]`.
-If the guard matches no row, the transaction is rolled back and the caller learns why (stale
-fencing token, lost compare-and-swap, expired lease). The store itself rejects the stale write;
-no engine code has to remember to check.
+Every write of a worker runs in one transaction that its `Fence` guards first (`fence.py`);
+the rows themselves are mapped in `rows.py`, and a checkpoint's rows are written by the
+`CheckpointLog`. The fence and the log are parts a store is given, so a broken engine built on
+the same database (a mutant) replaces one of them and nothing else (`Store.using`).
 """
 
 from __future__ import annotations
 
-import json
+import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import IntegrityError as SqlIntegrityError
@@ -28,73 +26,74 @@ from killpoint.harness.contract.records import (
 from killpoint.harness.engine import _schema as t
 from killpoint.harness.engine import _statements as q
 from killpoint.harness.engine._backends import begin_statement, build_engine, resolve_url
-from killpoint.harness.engine._sql import Database, Row, Transaction, Tx
-from killpoint.harness.engine.errors import (
-    ConflictError,
-    LeaseHeldError,
-    StaleFenceError,
-    UnknownWorkflowError,
+from killpoint.harness.engine._sql import Database, Transaction, Tx
+from killpoint.harness.engine.errors import ConflictError, LeaseHeldError, UnknownWorkflowError
+from killpoint.harness.engine.fence import Fence
+from killpoint.harness.engine.model import StoredCheckpoint, WorkflowRecord
+from killpoint.harness.engine.rows import (
+    EffectLogRow,
+    Lease,
+    NewCheckpoint,
+    StepOutput,
+    approval_record,
+    approval_request_row,
+    artifact_row,
+    checkpoint_row,
+    effect_record,
+    effect_row,
+    log_entry,
+    log_row,
+    output_row,
+    stored_checkpoint,
+    workflow_record,
+    workflow_row,
 )
-from killpoint.harness.engine.model import Budget, StoredCheckpoint, WorkflowRecord
+
+__all__ = ["CheckpointLog", "Lease", "NewCheckpoint", "StepOutput", "Store", "resolve_url"]
 
 
-@dataclass(frozen=True)
-class Lease:
-    workflow_id: str
-    owner: str
-    token: int
-    expires_at: float
+class CheckpointLog:
+    """Writes a commit's rows: the sealed checkpoint and the outputs it made, append-only."""
 
+    def append(self, tx: Tx, lease: Lease, now: float, cp: NewCheckpoint) -> None:
+        """A second checkpoint at a sequence is refused, whatever let it get this far."""
+        try:
+            tx.write(q.INSERT_CHECKPOINT, checkpoint_row(lease.workflow_id, cp, lease.token, now))
+        except SqlIntegrityError as exc:
+            raise ConflictError(
+                f"checkpoint {cp.sequence} of {lease.workflow_id!r} already exists"
+            ) from exc
+        for out in cp.outputs:
+            tx.write(q.INSERT_OUTPUT, output_row(lease.workflow_id, out))
 
-class StepOutput(NamedTuple):
-    """A step's small result as stored: canonical JSON and its hash."""
-
-    sequence: int
-    step: str
-    value: str
-    sha256: str
-
-
-class NewCheckpoint(NamedTuple):
-    """What a worker asks the store to commit at a boundary, with the outputs it made.
-
-    A tuple, not a dataclass: one is built per step, and a frozen dataclass costs more to build
-    than SQLite takes to store it."""
-
-    sequence: int
-    run_id: str
-    state: str
-    status: RunStatus
-    status_reason: str
-    schema_version: int
-    tenant: str
-    body: bytes
-    tag: str
-    budget: Budget
-    outputs: tuple[StepOutput, ...] = ()
-
-
-@dataclass(frozen=True)
-class EffectLogRow:
-    workflow_id: str
-    operation_id: str
-    status: EffectStatus
-    fencing_token: int
-    attempt: bool
-    at: float
-    detail: str
+    def erase(self, tx: Tx, workflow_id: str, sequence: int) -> None:
+        """Remove what a commit at `sequence` wrote. The reference never needs to: its
+        compare-and-swap gives each sequence one writer."""
+        at = {"workflow_id": workflow_id, "sequence": sequence}
+        tx.write(q.DELETE_CHECKPOINT_AT, at)
+        tx.write(q.DELETE_OUTPUTS_AT, at)
 
 
 class Store:
-    """Workflows, checkpoints, the effect ledger, artifacts and approvals on one database."""
+    """Workflows, checkpoints, the effect ledger, artifacts and approvals on one database.
+
+    A context manager: `with Store(url) as store:` closes its connections on the way out."""
 
     def __init__(
-        self, url: str | None = None, *, schema: str | None = None, scratch: bool = False
+        self,
+        url: str | None = None,
+        *,
+        schema: str | None = None,
+        scratch: bool = False,
+        fence: Fence | None = None,
+        log: CheckpointLog | None = None,
     ) -> None:
         """`scratch`: a store that need survive only process death, a campaign's (see
         `build_engine`)."""
         self.url = resolve_url(url)
         self.schema = schema
+        self.fence = fence or Fence()
+        self.log = log or CheckpointLog()
         engine = build_engine(self.url, scratch=scratch)
         if schema is not None:
             with engine.begin() as conn:
@@ -104,6 +103,20 @@ class Store:
         t.metadata.create_all(self.engine)
         self.db = Database(engine, begin_statement(self.url))
         self._warm = False
+
+    def using(self, *, fence: Fence | None = None, log: CheckpointLog | None = None) -> Store:
+        """This store's database and connections, guarded by another fence or written by
+        another log: how a broken engine runs on the same world as the reference."""
+        view = copy.copy(self)
+        view.fence = fence or self.fence
+        view.log = log or self.log
+        return view
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     def warm(self) -> None:
         """Compile every statement the engine runs, once: a forked worker then inherits them
@@ -131,10 +144,9 @@ class Store:
         """Insert a workflow and its checkpoint 1. False if it already exists (redelivery)."""
         try:
             with self._tx() as tx:
-                tx.write(
-                    q.INSERT_WORKFLOW, {**record.model_dump(mode="json"), "compacted_below": 0}
-                )
-                tx.write(q.INSERT_CHECKPOINT, _checkpoint_row(record, first, 0))
+                tx.write(q.INSERT_WORKFLOW, workflow_row(record))
+                row = checkpoint_row(record.workflow_id, first, 0, record.created_at)
+                tx.write(q.INSERT_CHECKPOINT, row)
         except SqlIntegrityError:
             return False
         return True
@@ -143,8 +155,7 @@ class Store:
         row = self.db.reading().execute(q.WORKFLOW, {"workflow_id": workflow_id}).first()
         if row is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r} in {self.url_for_humans}")
-        row.pop("compacted_below")
-        return WorkflowRecord.model_validate(row)
+        return workflow_record(row)
 
     def quarantine(self, workflow_id: str, reason: str, now: float) -> None:
         """Flag a workflow whose checkpoint cannot be trusted; no worker will run it."""
@@ -178,84 +189,30 @@ class Store:
     def renew_lease(self, lease: Lease, now: float, ttl: float) -> Lease:
         """Extend a lease we still hold; a lapsed or stolen one is refused like any write."""
         with self._tx() as tx:
-            self._guard(tx, lease, now, extend_to=now + ttl)
+            self.fence.guard(tx, lease, now, extend_to=now + ttl)
         return Lease(lease.workflow_id, lease.owner, lease.token, now + ttl)
 
     def release_lease(self, lease: Lease, now: float) -> None:
         with self._tx() as tx:  # the fenced move itself lets go: one statement
-            self._guard(tx, lease, now, lease_owner=None, lease_expires_at=None)
-
-    def _guard(
-        self,
-        tx: Tx,
-        lease: Lease,
-        now: float,
-        *,
-        expect_sequence: int | None = None,
-        extend_to: float | None = None,
-        spend_attempt: bool = False,
-        **values: Any,
-    ) -> None:
-        """Fence a write: move the workflow row only if our token, lease and view still hold."""
-        if extend_to is not None:
-            values["lease_expires_at"] = extend_to
-        values["updated_at"] = now
-        shape = q.guarded_update(expect_sequence is not None, tuple(sorted(values)), spend_attempt)
-        values.update(  # the parameters: each value by its column's name, and the guard's
-            g_workflow_id=lease.workflow_id,
-            g_token=lease.token,
-            g_owner=lease.owner,
-            g_now=now,
-            g_sequence=expect_sequence,
-        )
-        if tx.write(shape, values) == 1:
-            return
-        row = tx.execute(q.LEASE_ROW, {"workflow_id": lease.workflow_id}).first()
-        if row is None:
-            raise UnknownWorkflowError(f"no workflow {lease.workflow_id!r}")
-        if row["fencing_token"] != lease.token or row["lease_owner"] != lease.owner:
-            raise StaleFenceError(
-                f"fencing token {lease.token} of {lease.owner} is stale: the workflow is at "
-                f"token {row['fencing_token']} held by {row['lease_owner']}"
-            )
-        expires = row["lease_expires_at"]
-        if expires is None or expires <= now:
-            raise StaleFenceError(f"lease of {lease.owner} expired at {expires}")
-        raise ConflictError(
-            f"compare-and-swap lost: expected sequence {expect_sequence}, the workflow is at "
-            f"{row['sequence']}"
-        )
+            self.fence.guard(tx, lease, now, {"lease_owner": None, "lease_expires_at": None})
 
     # -- checkpoints ----------------------------------------------------------------------
 
     def commit_checkpoint(
         self, lease: Lease, now: float, cp: NewCheckpoint, *, extend_to: float | None = None
     ) -> None:
-        """CAS from sequence n-1 to n and append the checkpoint row, in one transaction."""
+        """CAS from sequence n-1 to n and append the checkpoint's rows, in one transaction."""
         with self._tx() as tx:
-            self._guard(
-                tx,
-                lease,
-                now,
-                expect_sequence=cp.sequence - 1,
-                extend_to=extend_to,
-                **_position(cp),
-            )
-            try:
-                tx.write(q.INSERT_CHECKPOINT, _checkpoint_row_new(lease, cp, now))
-            except SqlIntegrityError as exc:
-                raise ConflictError(
-                    f"checkpoint {cp.sequence} of {lease.workflow_id!r} already exists"
-                ) from exc
-            insert_outputs(tx, lease.workflow_id, cp)
+            self.fence.compare_and_swap(tx, lease, now, cp, extend_to=extend_to)
+            self.log.append(tx, lease, now, cp)
 
     def latest_checkpoint(self, workflow_id: str) -> StoredCheckpoint | None:
         row = self.db.reading().execute(q.LATEST_CHECKPOINT, {"workflow_id": workflow_id}).first()
-        return None if row is None else _stored(row)
+        return None if row is None else stored_checkpoint(row)
 
     def checkpoints(self, workflow_id: str) -> list[StoredCheckpoint]:
         rows = self.db.reading().execute(q.CHECKPOINTS, {"workflow_id": workflow_id}).rows
-        return [_stored(r) for r in rows]
+        return [stored_checkpoint(r) for r in rows]
 
     def outputs(self, workflow_id: str, after: int = 0, upto: int = 2**31 - 1) -> list[StepOutput]:
         """The outputs committed by checkpoints `after` < sequence <= `upto`, in order."""
@@ -293,12 +250,13 @@ class Store:
     def prepare_effect(self, lease: Lease, now: float, record: EffectRecord) -> EffectRecord:
         """Write the intent ahead of the call; an existing intent for the operation wins."""
         with self._tx() as tx:
-            self._guard(tx, lease, now)
+            self.fence.guard(tx, lease, now)
             existing = _effect(tx, record.workflow_id, record.operation_id)
             if existing is not None:
                 return existing
-            tx.write(q.INSERT_EFFECT, _effect_row(record, now))
-            _log(tx, lease, record.operation_id, record.status, now, attempt=False)
+            tx.write(q.INSERT_EFFECT, effect_row(record, now))
+            log = log_row(lease, record.operation_id, record.status, now, False, "")
+            tx.write(q.INSERT_LOG, log)
         return record
 
     def mark_effect(
@@ -315,7 +273,7 @@ class Store:
     ) -> EffectRecord:
         """Move one ledger row between statuses; `attempt` also spends one durable attempt."""
         with self._tx() as tx:
-            self._guard(tx, lease, now, spend_attempt=attempt)
+            self.fence.guard(tx, lease, now, spend_attempt=attempt)
             params: dict[str, Any] = {
                 "v_status": status.value,
                 "v_updated_at": now,
@@ -334,27 +292,16 @@ class Store:
                     f"effect {operation_id!r} is {current.status if current else 'absent'}, "
                     f"not one of {[s.value for s in expect]}"
                 )
-            _log(tx, lease, operation_id, status, now, attempt=attempt, detail=reason)
-        return _effect_record(moved)
+            tx.write(q.INSERT_LOG, log_row(lease, operation_id, status, now, attempt, reason))
+        return effect_record(moved)
 
     def effects(self, workflow_id: str) -> list[EffectRecord]:
         rows = self.db.reading().execute(q.EFFECTS, {"workflow_id": workflow_id}).rows
-        return [_effect_record(r) for r in rows]
+        return [effect_record(r) for r in rows]
 
     def effect_log(self, workflow_id: str) -> list[EffectLogRow]:
         rows = self.db.reading().execute(q.EFFECT_LOG, {"workflow_id": workflow_id}).rows
-        return [
-            EffectLogRow(
-                workflow_id=r["workflow_id"],
-                operation_id=r["operation_id"],
-                status=EffectStatus(r["status"]),
-                fencing_token=r["fencing_token"],
-                attempt=bool(r["attempt"]),
-                at=r["at"],
-                detail=r["detail"],
-            )
-            for r in rows
-        ]
+        return [log_entry(r) for r in rows]
 
     # -- artifacts and approvals ------------------------------------------------------------
 
@@ -368,21 +315,11 @@ class Store:
         media_type: str,
         size: int,
     ) -> None:
-        key = {"workflow_id": lease.workflow_id, "step": step}
+        row = artifact_row(lease.workflow_id, step, sha256, uri, media_type, size, now)
         with self._tx() as tx:
-            self._guard(tx, lease, now)
-            tx.write(q.DELETE_ARTIFACT, key)
-            tx.write(
-                q.INSERT_ARTIFACT,
-                {
-                    **key,
-                    "sha256": sha256,
-                    "uri": uri,
-                    "media_type": media_type,
-                    "size": size,
-                    "created_at": now,
-                },
-            )
+            self.fence.guard(tx, lease, now)
+            tx.write(q.DELETE_ARTIFACT, {"workflow_id": lease.workflow_id, "step": step})
+            tx.write(q.INSERT_ARTIFACT, row)
 
     def artifact(self, workflow_id: str, step: str) -> tuple[str, str, str] | None:
         """(sha256, uri, media_type) of the artifact a step recorded, if any."""
@@ -399,21 +336,11 @@ class Store:
         policy_version: str,
         payload: dict[str, Any],
     ) -> None:
-        key = {"workflow_id": lease.workflow_id, "gate": gate}
+        row = approval_request_row(lease.workflow_id, gate, scope, policy_version, payload, now)
         with self._tx() as tx:
-            self._guard(tx, lease, now)
-            tx.write(q.DELETE_APPROVAL, key)
-            tx.write(
-                q.INSERT_APPROVAL,
-                {
-                    **key,
-                    "status": "requested",
-                    "scope": scope,
-                    "policy_version": policy_version,
-                    "payload": json.dumps(payload, sort_keys=True),
-                    "requested_at": now,
-                },
-            )
+            self.fence.guard(tx, lease, now)
+            tx.write(q.DELETE_APPROVAL, {"workflow_id": lease.workflow_id, "gate": gate})
+            tx.write(q.INSERT_APPROVAL, row)
 
     def grant_approval(
         self, workflow_id: str, gate: str, actor: str, expires_at: float
@@ -433,9 +360,7 @@ class Store:
 
     def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
         rows = self.db.reading().execute(q.APPROVALS, {"workflow_id": workflow_id}).rows
-        return [
-            ApprovalRecord.model_validate({**r, "payload": json.loads(r["payload"])}) for r in rows
-        ]
+        return [approval_record(r) for r in rows]
 
     @property
     def url_for_humans(self) -> str:
@@ -445,110 +370,7 @@ class Store:
         return shown if self.schema is None else f"{shown} (schema {self.schema})"
 
 
-def insert_outputs(tx: Tx, workflow_id: str, cp: NewCheckpoint) -> None:
-    for out in cp.outputs:
-        tx.write(
-            q.INSERT_OUTPUT,
-            {
-                "workflow_id": workflow_id,
-                "sequence": out.sequence,
-                "step": out.step,
-                "value": out.value,
-                "sha256": out.sha256,
-            },
-        )
-
-
-def _position(cp: NewCheckpoint) -> dict[str, Any]:
-    return {
-        "sequence": cp.sequence,
-        "state": cp.state,
-        "status": cp.status.value,
-        "status_reason": cp.status_reason,
-        "attempts_left": cp.budget.attempts_left,
-        "steps_left": cp.budget.steps_left,
-        "cost_left": cp.budget.cost_left,
-    }
-
-
-def _checkpoint_row(record: WorkflowRecord, cp: NewCheckpoint, token: int) -> dict[str, Any]:
-    return {
-        "workflow_id": record.workflow_id,
-        "sequence": cp.sequence,
-        "run_id": cp.run_id,
-        "state": cp.state,
-        "schema_version": cp.schema_version,
-        "tenant": cp.tenant,
-        "body": cp.body,
-        "tag": cp.tag,
-        "fencing_token": token,
-        "created_at": record.created_at,
-    }
-
-
-def _checkpoint_row_new(lease: Lease, cp: NewCheckpoint, now: float) -> dict[str, Any]:
-    return {
-        "workflow_id": lease.workflow_id,
-        "sequence": cp.sequence,
-        "run_id": cp.run_id,
-        "state": cp.state,
-        "schema_version": cp.schema_version,
-        "tenant": cp.tenant,
-        "body": cp.body,
-        "tag": cp.tag,
-        "fencing_token": lease.token,
-        "created_at": now,
-    }
-
-
-def _effect_row(record: EffectRecord, now: float) -> dict[str, Any]:
-    row = record.model_dump(mode="json", exclude={"receipt"})
-    row["args"] = json.dumps(record.args, sort_keys=True)
-    row["receipt"] = record.receipt.model_dump_json() if record.receipt else None
-    row["created_at"] = now
-    return row
-
-
 def _effect(tx: Tx, workflow_id: str, operation_id: str) -> EffectRecord | None:
     params = {"workflow_id": workflow_id, "operation_id": operation_id}
     row = tx.execute(q.EFFECT, params).first()
-    return None if row is None else _effect_record(row)
-
-
-def _stored(row: Row) -> StoredCheckpoint:
-    row["body"] = bytes(row["body"])  # a driver may hand back a memoryview
-    return StoredCheckpoint.model_validate(row)
-
-
-def _effect_record(row: Row) -> EffectRecord:
-    fields = dict(row)
-    fields.pop("created_at")
-    fields["args"] = json.loads(fields["args"])
-    fields["receipt"] = (
-        Receipt.model_validate_json(fields["receipt"]) if fields["receipt"] else None
-    )
-    return EffectRecord.model_validate(fields)
-
-
-def _log(
-    tx: Tx,
-    lease: Lease,
-    operation_id: str,
-    status: EffectStatus,
-    now: float,
-    *,
-    attempt: bool,
-    detail: str = "",
-) -> None:
-    tx.write(
-        q.INSERT_LOG,
-        {
-            "workflow_id": lease.workflow_id,
-            "operation_id": operation_id,
-            "status": status.value,
-            "fencing_token": lease.token,
-            "attempt": attempt,
-            "at": now,
-            "detail": detail,
-        },
-    )
+    return None if row is None else effect_record(row)

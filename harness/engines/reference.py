@@ -4,8 +4,8 @@ This is the one place where the harness meets killpoint's own engine, exactly as
 LangGraph or DBOS meets theirs: the harness hands over a `StoreHandle` and a `WorkerEnv`, and
 this module opens the engine's `Store` on that URL (once per world, kept in `handle.shared`),
 builds a worker per `WorkerEnv`, reads the store back as neutral records for the oracle, and
-stages the seeds' tamperings on it. Mutants subclass `ReferenceEngine` and swap
-`engine_class` (or the store), so every mutant is the reference engine with one mistake.
+stages the seeds' tamperings on it. Mutants subclass `ReferenceEngine` and swap one of its
+parts, so every mutant is the reference engine with one mistake.
 """
 
 from __future__ import annotations
@@ -23,9 +23,13 @@ from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Out
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
+from killpoint.harness.engine.fence import Fence
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
 from killpoint.harness.engine.migrations import upgrade
-from killpoint.harness.engine.store import StepOutput, Store
+from killpoint.harness.engine.rows import StepOutput
+from killpoint.harness.engine.settings import Settings
+from killpoint.harness.engine.steps import Steps
+from killpoint.harness.engine.store import CheckpointLog, Store
 from killpoint.harness.engine.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
 from killpoint.harness.protocol import CheckpointRecord, EngineSpec, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
@@ -52,10 +56,21 @@ def artifacts_of(handle: StoreHandle) -> FolderArtifacts:
 
 
 class ReferenceEngine:
+    """A worker of the reference engine for one scenario, on the world's shared store.
+
+    A mutant swaps one part: `engine_class` (a resume seam overridden), `steps_class` (one
+    kind of step, or the ledger's executor), or the store's `fence` or checkpoint `log`."""
+
     engine_class: type[Engine] = Engine
+    steps_class: type[Steps] = Steps
+    fence: Fence | None = None
+    log: CheckpointLog | None = None
 
     def __init__(self, env: WorkerEnv, scenario: Scenario) -> None:
-        self.store: Store = open_store(env.store)
+        store = open_store(env.store)
+        if self.fence is not None or self.log is not None:
+            store = store.using(fence=self.fence, log=self.log)
+        self.store: Store = store
         self.engine = self.build(env, scenario)
 
     def build(self, env: WorkerEnv, scenario: Scenario) -> Engine:
@@ -66,10 +81,9 @@ class ReferenceEngine:
             artifacts=artifacts_of(env.store),
             clock=env.clock,
             versions=env.versions,
-            tenant=env.tenant,
-            owner=env.owner,
-            lease_ttl=env.lease_ttl,
+            settings=Settings(tenant=env.tenant, owner=env.owner, lease_ttl=env.lease_ttl),
             hook=env.hook,
+            steps=self.steps_class,
         )
 
     def start(self, scenario: Scenario, workflow_id: str, input: Mapping[str, JsonValue]) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from killpoint.fake_services import InProcessServices
+from killpoint.harness.contract.boundaries import BoundaryHook
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.store import Store
@@ -37,9 +38,7 @@ def engine(store: Store, clock: FakeClock, tmp_path: Path, checkpoint_key: bytes
 
 
 class NewWorker(Protocol):
-    def __call__(
-        self, hook: Callable[[str, str | None], None] | None = None, **kwargs: Any
-    ) -> Engine: ...
+    def __call__(self, hook: BoundaryHook | None = None, **kwargs: Any) -> Engine: ...
 
 
 @pytest.fixture
@@ -52,7 +51,7 @@ def new_worker(
 ) -> NewWorker:
     """Start a worker as a restarted process would: its own Store, Engine and adapters."""
 
-    def start(hook: Callable[[str, str | None], None] | None = None, **kwargs: Any) -> Engine:
+    def start(hook: BoundaryHook | None = None, **kwargs: Any) -> Engine:
         return make_engine(open_store(), clock, tmp_path, adapters_for(http), hook=hook, **kwargs)
 
     return start

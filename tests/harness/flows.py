@@ -1,20 +1,27 @@
-"""Small workflows the engine tests run, and the kill-switch stand-in they crash them with."""
+"""Small workflows the engine tests run, and the product's kill-switch set to crash them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
+from sqlalchemy import column, insert, table, update
 
 from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.artifacts import FolderArtifacts
-from killpoint.harness.contract.clock import FakeClock
+from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
+from killpoint.harness.contract.clock import Clock, FakeClock
 from killpoint.harness.contract.context import StepContext
 from killpoint.harness.contract.records import EffectIntent, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.engine.compat import CompatibilityPolicy
 from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.store import Store
+from killpoint.harness.killswitch import Hit, KillSwitch
+from killpoint.harness.schedule import FaultSchedule, HitPoint
 
 VERSIONS = Versions(
     plan="flows@1", prompt="writer@1", model_contract="draft-v1", tool_schema="tools@1"
@@ -22,30 +29,40 @@ VERSIONS = Versions(
 DONE = {"done": RunStatus.COMPLETED}
 
 
-class Died(BaseException):
-    """An injected death: derives from BaseException so no engine code may catch it."""
+def kill_at(clock: Clock, boundary: str, step: str | None = None) -> KillSwitch:
+    """The product's kill-switch for one worker, scheduled to kill it (`Killed`) at its first
+    hit of (step, boundary); `step=None` for a boundary outside any step."""
+    crash = HitPoint(worker=0, step=step, boundary=boundary)
+    schedule = FaultSchedule(scenario="flows", run_id=crash.label(), crashes=(crash,))
+    return KillSwitch(0, schedule, clock, record=lambda hit: None)
 
 
-@dataclass
-class Crash:
-    """A boundary hook that records every hit and dies once at (boundary, step)."""
-
-    boundary: str | None = None
-    step: str | None = None
-    hits: list[tuple[str, str | None]] = field(default_factory=list)
-    fired: bool = False
-
-    def __call__(self, boundary: str, step: str | None = None) -> None:
-        self.hits.append((boundary, step))
-        if self.fired or boundary != self.boundary:
-            return
-        if self.step is not None and step != self.step:
-            return
-        self.fired = True
-        raise Died(f"killed at {boundary} ({step})")
+def recording(clock: Clock) -> tuple[KillSwitch, list[Hit]]:
+    """A kill-switch that kills no one, and the list of every hit it records."""
+    hits: list[Hit] = []
+    schedule = FaultSchedule(scenario="flows", run_id="record")
+    return KillSwitch(0, schedule, clock, record=hits.append), hits
 
 
-def _draft(ctx: StepContext) -> dict[str, str]:
+def alter_rows(store: Store, name: str, values: Mapping[str, Any], **where: Any) -> int:
+    """Change stored rows behind the engine's back, as an attacker or a bad disk would: plain
+    SQL on the table by its name, not through the engine's own table definitions."""
+    t = table(name, *(column(c) for c in {*values, *where}), schema=store.schema)
+    statement = update(t).values(dict(values))
+    for key, value in where.items():
+        statement = statement.where(t.c[key] == value)
+    with store.engine.begin() as conn:
+        return conn.execute(statement).rowcount
+
+
+def insert_row(store: Store, name: str, row: Mapping[str, Any]) -> None:
+    """Add a row the engine never wrote (a forged one)."""
+    t = table(name, *(column(c) for c in row), schema=store.schema)
+    with store.engine.begin() as conn:
+        conn.execute(insert(t).values(dict(row)))
+
+
+def _draft(ctx: StepContext) -> JsonValue:
     return {"slug": str(ctx.input["slug"]), "title": str(ctx.input["title"])}
 
 
@@ -222,7 +239,7 @@ def make_engine(
     root: Path,
     adapters: Mapping[str, EffectAdapter] | None = None,
     *,
-    hook: Callable[[str, str | None], None] | None = None,
+    hook: BoundaryHook | None = None,
     tenant: str = "default",
     versions: Versions = VERSIONS,
     compatibility: CompatibilityPolicy | None = None,
@@ -234,7 +251,6 @@ def make_engine(
     needed = set().union(*(w.services for w in flows))
     given = dict(adapters or {})
     usable = [w for w in flows if w.services <= set(given)] if not needed <= set(given) else flows
-    kwargs = {} if hook is None else {"hook": hook}
     return Engine(
         store,
         usable,
@@ -242,9 +258,11 @@ def make_engine(
         artifacts=FolderArtifacts(root / "artifacts"),
         clock=clock,
         versions=versions,
-        tenant=tenant,
-        owner=owner,
-        lease_ttl=lease_ttl,
-        compatibility=compatibility,
-        **kwargs,
+        settings=Settings(
+            tenant=tenant,
+            owner=owner,
+            lease_ttl=lease_ttl,
+            compatibility=compatibility or CompatibilityPolicy(),
+        ),
+        hook=hook or no_hook,
     )

@@ -15,9 +15,10 @@ from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.integrity import sha256_hex
 from killpoint.harness.engine.store import Store
 from killpoint.harness.engines.reference import StoreReader
+from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
-from tests.harness.flows import Crash, Died
+from tests.harness.flows import kill_at, recording
 
 KEY = TEST_KEY.encode()
 DATA = b"rendered report"
@@ -73,12 +74,15 @@ def test_the_artifact_is_recorded_with_its_hash_in_the_checkpoint(
 def test_a_recorded_artifact_is_reused_after_a_crash(
     new_worker: NewWorker, clock: FakeClock
 ) -> None:
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.ARTIFACT_RECORDED, "render")).run("artifact", "wf-1", {"slug": "x"})
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.ARTIFACT_RECORDED, "render")).run(
+            "artifact", "wf-1", {"slug": "x"}
+        )
     clock.advance(31)
-    recorder = Crash()
+    recorder, hits = recording(clock)
     assert new_worker(hook=recorder).resume("wf-1").status is RunStatus.COMPLETED
-    assert (b.ARTIFACT_UPLOADED, "render") not in recorder.hits
+    assert ("render", b.ARTIFACT_UPLOADED) not in {(h.step, h.boundary) for h in hits}
+    assert ("render", b.STEP_BEGIN) in {(h.step, h.boundary) for h in hits}
 
 
 @pytest.mark.parametrize(
@@ -93,8 +97,8 @@ def test_a_missing_or_mismatched_artifact_stops_the_run(
     clock: FakeClock,
     tmp_path: Path,
 ) -> None:
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.CHECKPOINT_COMMITTED, "render")).run(
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.CHECKPOINT_COMMITTED, "render")).run(
             "artifact", "wf-1", {"slug": "x"}
         )
     sha, _, _ = store.artifact("wf-1", "render") or ("", "", "")

@@ -12,9 +12,10 @@ from killpoint.harness.engine.budget import after_step, at_time, exhausted_at, i
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.model import Budget, Checkpoint
 from killpoint.harness.engine.store import Store
+from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
-from tests.harness.flows import Crash, Died
+from tests.harness.flows import kill_at
 
 KEY = TEST_KEY.encode()
 POST = {"slug": "budgeted", "title": "Budget"}
@@ -37,8 +38,8 @@ def test_budget_arithmetic() -> None:
 def test_the_budget_after_a_crash_is_the_budget_before_it_minus_what_was_spent(
     new_worker: NewWorker, store: Store, clock: FakeClock
 ) -> None:
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.RESPONSE_READ, "create_post")).run("publish", "wf-1", POST)
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.RESPONSE_READ, "create_post")).run("publish", "wf-1", POST)
     before = latest(store, "wf-1").budget  # committed after `draft`, before the crash
     assert store.workflow("wf-1").attempts_left == before.attempts_left - 1  # spent durably
 
@@ -64,11 +65,13 @@ def test_repeated_crashes_cannot_reset_the_attempts_budget(
     new_worker: NewWorker, services: InProcessServices, store: Store, clock: FakeClock
 ) -> None:
     limits = BudgetLimits(attempts=2)
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.STARTED_COMMITTED)).run("publish", "wf-1", POST, limits)
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.STARTED_COMMITTED, "create_post")).run(
+            "publish", "wf-1", POST, limits
+        )
     clock.advance(31)
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.STARTED_COMMITTED)).resume("wf-1")
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.STARTED_COMMITTED, "create_post")).resume("wf-1")
     clock.advance(31)
 
     outcome = new_worker().resume("wf-1")

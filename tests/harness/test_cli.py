@@ -15,10 +15,10 @@ from killpoint.harness.cli import app
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.engine.store import Store
-from killpoint.harness.killswitch import Killed, KillSwitch
-from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
+from tests.harness.flows import kill_at
 from tests.harness.test_integrity import flip_one_byte
 
 POST = {"slug": "stopped", "title": "Stopped"}
@@ -31,13 +31,11 @@ def runner() -> CliRunner:
 
 @pytest.fixture
 def stopped(new_worker: NewWorker, clock: FakeClock) -> str:
-    """A publish run killed by the kill-switch after the CMS committed the post and before the
-    receipt."""
-    point = HitPoint(worker=0, step="create_post", boundary=b.RESPONSE_READ)
-    schedule = FaultSchedule(scenario="publish", run_id="stopped", crashes=(point,))
-    switch = KillSwitch(0, schedule, clock, record=lambda hit: None)
+    """A publish run killed after the CMS committed the post and before the receipt."""
     with pytest.raises(Killed):
-        new_worker(hook=switch, owner="worker-a").run("publish", "wf-1", POST)
+        new_worker(hook=kill_at(clock, b.RESPONSE_READ, "create_post"), owner="worker-a").run(
+            "publish", "wf-1", POST
+        )
     return "wf-1"
 
 

@@ -15,8 +15,8 @@ from killpoint.harness.schedule import FaultSchedule, HitPoint, save_schedule
 from tests.conftest import TEST_KEY
 
 BROKEN_ENGINE = '''
-from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.ledger import EffectExecutor
+from killpoint.harness.engine.steps import Steps
 from killpoint.harness.contract.records import EffectStatus
 from killpoint.harness.engines.reference import ReferenceEngine
 
@@ -26,15 +26,15 @@ class AssumeAbsent(EffectExecutor):
 
     def reconcile(self, intent, record):
         doubt = (EffectStatus.STARTED, EffectStatus.UNKNOWN)
-        return self._mark(record, EffectStatus.PREPARED, expect=doubt, reason="assumed absent")
+        return self.mark(record, EffectStatus.PREPARED, expect=doubt, reason="assumed absent")
 
 
-class AssumeAbsentEngine(Engine):
-    executor_class = AssumeAbsent
+class AssumeAbsentSteps(Steps):
+    executor = AssumeAbsent
 
 
 class Broken(ReferenceEngine):
-    engine_class = AssumeAbsentEngine
+    steps_class = AssumeAbsentSteps
 
 
 def factory(env, scenario):

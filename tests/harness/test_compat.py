@@ -11,9 +11,10 @@ from killpoint.harness.engine.compat import CompatibilityPolicy
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.store import Store
 from killpoint.harness.engines.reference import StoreReader
+from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
-from tests.harness.flows import VERSIONS, Crash, Died
+from tests.harness.flows import VERSIONS, kill_at
 
 KEY = TEST_KEY.encode()
 
@@ -40,8 +41,10 @@ def test_the_strictest_change_decides(runtime: Versions, decision: str) -> None:
 
 
 def _interrupted(new_worker: NewWorker, clock: FakeClock) -> None:
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.CHECKPOINT_COMMITTED, "plan")).run("pure", "wf-1", {"n": 1})
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.CHECKPOINT_COMMITTED, "plan")).run(
+            "pure", "wf-1", {"n": 1}
+        )
     clock.advance(31)
 
 

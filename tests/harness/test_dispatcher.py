@@ -1,8 +1,9 @@
 """Resume, end to end: crash a worker at a boundary, start a new one, check the ground truth.
 
 Effects go to the real fake services in-process; their journal, not the engine's ledger, says
-what happened outside. A crash is a hook raising a `BaseException`; the dead worker's objects
-are dropped and a new Engine with its own Store takes over once the lease has expired.
+what happened outside. A crash is the product's kill-switch raising `Killed` (a
+`BaseException`); the dead worker's objects are dropped and a new Engine with its own Store
+takes over once the lease has expired.
 """
 
 from __future__ import annotations
@@ -15,35 +16,19 @@ from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessSe
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.records import RunStatus
-from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import LeaseHeldError, StaleFenceError
 from killpoint.harness.engine.store import Store
+from killpoint.harness.killswitch import Killed
+from killpoint.harness.schedule import HitPoint
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
-from tests.harness.flows import Crash, Died
+from tests.harness.flows import kill_at, recording
 from tests.harness.test_integrity import flip_one_byte
 
 KEY = TEST_KEY.encode()
 POST = {"slug": "hello-world", "title": "Hello"}
 ORDER = {"order_id": "order-7"}
-
-
-def crash_and_resume(
-    new_worker: NewWorker,
-    clock: FakeClock,
-    workflow: str,
-    workflow_id: str,
-    input: dict[str, Any],
-    crash: Crash,
-) -> tuple[Engine, Any]:
-    """Run until the crash, let the dead worker's lease lapse, resume with a new worker."""
-    with pytest.raises(Died):
-        new_worker(hook=crash).run(workflow, workflow_id, input)
-    assert crash.fired
-    clock.advance(31)
-    worker = new_worker()
-    return worker, worker.resume(workflow_id)
 
 
 def fail(services: InProcessServices, service: str, operation: str, mode: FaultMode) -> None:
@@ -69,10 +54,12 @@ def test_an_uninterrupted_run_completes_with_one_verified_effect(
     assert store.workflow("wf-1").lease_owner is None
 
 
-def test_every_boundary_of_an_effect_step_is_hit_in_order(new_worker: NewWorker) -> None:
-    recorder = Crash()
+def test_every_boundary_of_an_effect_step_is_hit_in_order(
+    new_worker: NewWorker, clock: FakeClock
+) -> None:
+    recorder, hits = recording(clock)
     new_worker(hook=recorder).run("publish", "wf-1", POST)
-    effect_hits = [name for name, step in recorder.hits if step == "create_post"]
+    effect_hits = [h.boundary for h in hits if h.step == "create_post"]
     assert effect_hits == [
         b.STEP_BEGIN,
         b.INTENT_BUILT,
@@ -88,9 +75,9 @@ def test_every_boundary_of_an_effect_step_is_hit_in_order(new_worker: NewWorker)
 def test_a_crash_between_commit_and_receipt_is_reconciled_without_a_second_post(
     new_worker: NewWorker, services: InProcessServices, store: Store, clock: FakeClock
 ) -> None:
-    crash = Crash(b.RESPONSE_READ, "create_post")
-    with pytest.raises(Died):
-        new_worker(hook=crash).run("publish", "wf-1", POST)
+    with pytest.raises(Killed) as killed:
+        new_worker(hook=kill_at(clock, b.RESPONSE_READ, "create_post")).run("publish", "wf-1", POST)
+    assert killed.value.point == HitPoint(worker=0, step="create_post", boundary=b.RESPONSE_READ)
     [before] = store.effects("wf-1")
     assert before.status == "started"  # the service has the post; the ledger does not know yet
 
@@ -120,16 +107,15 @@ def test_the_idempotency_key_is_identical_before_and_after_a_resume(
     store: Store,
     clock: FakeClock,
 ) -> None:
-    recorder = Crash()
-    new_worker(hook=recorder).run("pay", "wf-ref", ORDER)
+    new_worker().run("pay", "wf-ref", ORDER)
     new_worker().grant("wf-ref", "pay", "alice", ttl_s=3600)
     new_worker().resume("wf-ref")
     [reference] = store.effects("wf-ref")
 
-    first = new_worker(hook=Crash(boundary, "charge"))
+    first = new_worker(hook=kill_at(clock, boundary, "charge"))
     first.run("pay", "wf-1", ORDER)  # stops at the gate
     first.grant("wf-1", "pay", "alice", ttl_s=3600)
-    with pytest.raises(Died):
+    with pytest.raises(Killed):
         first.resume("wf-1")
     keys_before = {e.idempotency_key for e in store.effects("wf-1")}
     clock.advance(31)
@@ -156,8 +142,10 @@ def test_the_idempotency_key_is_identical_before_and_after_a_resume(
 def test_one_changed_byte_mid_run_stops_the_run_before_any_request(
     new_worker: NewWorker, services: InProcessServices, store: Store, clock: FakeClock
 ) -> None:
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.CHECKPOINT_COMMITTED, "draft")).run("publish", "wf-1", POST)
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.CHECKPOINT_COMMITTED, "draft")).run(
+            "publish", "wf-1", POST
+        )
     flip_one_byte(store, "wf-1", 2)
     clock.advance(31)
 
@@ -173,8 +161,7 @@ def test_one_changed_byte_mid_run_stops_the_run_before_any_request(
 def test_a_lost_response_becomes_unknown_and_is_reconciled_by_key(
     new_worker: NewWorker, services: InProcessServices, store: Store
 ) -> None:
-    recorder = Crash()
-    new_worker(hook=recorder).run("pay", "wf-1", ORDER)
+    new_worker().run("pay", "wf-1", ORDER)
     new_worker().grant("wf-1", "pay", "alice", ttl_s=3600)
     fail(services, "payments", "create_charge", FaultMode.LOST_RESPONSE)
 
@@ -254,8 +241,8 @@ def test_an_irreversible_unknown_that_cannot_be_asked_stops_for_review(
 def test_a_live_lease_keeps_a_second_worker_out(
     new_worker: NewWorker, store: Store, clock: FakeClock
 ) -> None:
-    with pytest.raises(Died):
-        new_worker(hook=Crash(b.LEASE_ACQUIRED)).run("publish", "wf-1", POST)
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.LEASE_ACQUIRED)).run("publish", "wf-1", POST)
     clock.advance(10)
     with pytest.raises(LeaseHeldError):
         new_worker().resume("wf-1")
@@ -290,8 +277,8 @@ def test_an_expired_approval_sends_the_run_back_to_its_gate(
     waiting = new_worker().run("pay", "wf-1", ORDER)
     assert (waiting.status, waiting.state) == (RunStatus.WAITING_APPROVAL, "start")
     new_worker().grant("wf-1", "pay", "alice", ttl_s=60)
-    with pytest.raises(Died):  # approved, then the worker dies before the charge
-        new_worker(hook=Crash(b.CHECKPOINT_COMMITTED, "approve")).resume("wf-1")
+    with pytest.raises(Killed):  # approved, then the worker dies before the charge
+        new_worker(hook=kill_at(clock, b.CHECKPOINT_COMMITTED, "approve")).resume("wf-1")
     assert store.workflow("wf-1").state == "approved"
     expired_at = clock.now()
     clock.advance(61)

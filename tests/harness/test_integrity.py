@@ -6,12 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
 
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.records import RunStatus
-from killpoint.harness.engine import _schema as t
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
 from killpoint.harness.engine.errors import IntegrityError, SecretMissingError
@@ -26,8 +24,9 @@ from killpoint.harness.engine.integrity import (
 from killpoint.harness.engine.model import StoredCheckpoint
 from killpoint.harness.engine.store import Store
 from killpoint.harness.engines.reference import StoreReader
+from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
-from tests.harness.flows import Crash, Died, make_engine
+from tests.harness.flows import alter_rows, insert_row, kill_at, make_engine
 
 KEY = TEST_KEY.encode()
 
@@ -38,14 +37,9 @@ def flip_one_byte(store: Store, workflow_id: str, sequence: int, at: int | None 
     body = bytearray(stored.body)
     i = at if at is not None else body.index(b'"state":"') + len('"state":"')
     body[i] ^= 0x01
-    c = t.checkpoints.c
-    with store.engine.begin() as conn:
-        conn.execute(
-            update(t.checkpoints)
-            .where(c.workflow_id == workflow_id)
-            .where(c.sequence == sequence)
-            .values(body=bytes(body))
-        )
+    alter_rows(
+        store, "checkpoints", {"body": bytes(body)}, workflow_id=workflow_id, sequence=sequence
+    )
 
 
 def _stored(store: Store, workflow_id: str = "wf-1") -> StoredCheckpoint:
@@ -115,8 +109,7 @@ def test_one_changed_byte_is_rejected_and_no_step_runs(
 
 def test_a_changed_tag_is_rejected(engine: Engine, store: Store) -> None:
     engine.start("pure", "wf-1", {"n": 1})
-    with store.engine.begin() as conn:
-        conn.execute(update(t.checkpoints).values(tag="hmac-sha256:" + "0" * 64))
+    assert alter_rows(store, "checkpoints", {"tag": "hmac-sha256:" + "0" * 64}) == 1
     assert engine.resume("wf-1").status is RunStatus.QUARANTINED
 
 
@@ -153,8 +146,7 @@ def test_a_checkpoint_copied_to_another_tenant_row_fails_its_seal(
 ) -> None:
     """Relabelling the row's tenant column does not move the checkpoint: the tag binds it."""
     engine.start("pure", "wf-1", {"n": 1})
-    with store.engine.begin() as conn:
-        conn.execute(update(t.checkpoints).values(tenant="acme"))
+    assert alter_rows(store, "checkpoints", {"tenant": "acme"}) == 1
     with pytest.raises(IntegrityError, match="integrity tag"):
         open_checkpoint(_stored(store), KEY, "acme")
 
@@ -168,8 +160,7 @@ def test_a_body_that_disagrees_with_its_row_is_rejected(engine: Engine, store: S
 
 
 def _outputs_table(store: Store, **values: object) -> None:
-    with store.engine.begin() as conn:
-        conn.execute(update(t.outputs).where(t.outputs.c.step == "plan").values(**values))
+    assert alter_rows(store, "outputs", values, step="plan") == 1
 
 
 def test_the_checkpoint_pins_its_step_outputs_without_carrying_them(
@@ -201,10 +192,10 @@ def test_an_altered_output_row_is_rejected_and_no_step_runs(
     tmp_path: Path,
     checkpoint_key: bytes,
 ) -> None:
-    with pytest.raises(Died):
-        make_engine(store, clock, tmp_path, hook=Crash(b.CHECKPOINT_COMMITTED, "plan")).run(
-            "pure", "wf-1", {"n": 1}
-        )
+    with pytest.raises(Killed):
+        make_engine(
+            store, clock, tmp_path, hook=kill_at(clock, b.CHECKPOINT_COMMITTED, "plan")
+        ).run("pure", "wf-1", {"n": 1})
     _outputs_table(store, **alteration)
     clock.advance(31)
 
@@ -219,12 +210,8 @@ def test_a_forged_output_row_beyond_the_checkpoint_is_rejected(
     engine: Engine, store: Store
 ) -> None:
     engine.start("pure", "wf-1", {"n": 1})
-    with store.engine.begin() as conn:
-        conn.execute(
-            t.outputs.insert().values(
-                workflow_id="wf-1", sequence=2, step="plan", value="9", sha256=sha256_hex(b"9")
-            )
-        )
+    forged = {"workflow_id": "wf-1", "sequence": 2, "step": "plan", "value": "9"}
+    insert_row(store, "outputs", {**forged, "sha256": sha256_hex(b"9")})
 
     outcome = engine.resume("wf-1")
 

@@ -7,7 +7,7 @@ from killpoint.harness.engine.ledger import fingerprint, idempotency_key, operat
 
 
 def intent(**args: object) -> EffectIntent:
-    return EffectIntent(operation="charge", service="payments", args=dict(args))  # type: ignore[arg-type]
+    return EffectIntent(operation="charge", service="payments", args=dict(args))
 
 
 def test_the_key_is_a_pure_function_of_workflow_step_operation_and_arguments() -> None:

@@ -7,17 +7,20 @@ from dataclasses import dataclass
 
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
 from killpoint.harness.cli import known_services
+from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.records import BudgetLimits
 from killpoint.harness.engine.operator_view import build_view
 from killpoint.harness.engine.store import Store
+from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
+from tests.harness.flows import kill_at
 
 KEY = TEST_KEY.encode()
 
 
-@dataclass(frozen=True)
+@dataclass
 class Flags:
     idempotent: bool
     queryable: bool
@@ -43,19 +46,16 @@ def test_an_irreversible_effect_that_cannot_be_asked_is_escalated(
 def test_the_action_follows_the_service_flags(
     new_worker: NewWorker, store: Store, clock: FakeClock
 ) -> None:
-    from killpoint.harness.contract import boundaries as b
-    from tests.harness.flows import Crash, Died
-
-    with contextlib.suppress(Died):
-        new_worker(hook=Crash(b.STARTED_COMMITTED)).run(
+    with contextlib.suppress(Killed):
+        new_worker(hook=kill_at(clock, b.STARTED_COMMITTED, "create_post")).run(
             "publish", "wf-1", {"slug": "s", "title": "t"}
         )
-    cases = {
-        Flags(idempotent=False, queryable=True, irreversible=False): "reconcile",
-        Flags(idempotent=True, queryable=False, irreversible=False): "retry",
-        Flags(idempotent=False, queryable=False, irreversible=True): "escalate",
-    }
-    for flags, action in cases.items():
+    cases = [
+        (Flags(idempotent=False, queryable=True, irreversible=False), "reconcile"),
+        (Flags(idempotent=True, queryable=False, irreversible=False), "retry"),
+        (Flags(idempotent=False, queryable=False, irreversible=True), "escalate"),
+    ]
+    for flags, action in cases:
         view = build_view(store, "wf-1", key=KEY, now=clock.now(), services={"cms": flags})
         assert view.unresolved[0].action == action
     unknown = build_view(store, "wf-1", key=KEY, now=clock.now())

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
-from sqlalchemy import Table, func, select
 
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import EffectRecord, EffectStatus, Receipt
-from killpoint.harness.engine import _schema as t
-from killpoint.harness.engine._backends import DATABASE_URL_ENV, DEFAULT_SQLITE_PATH, resolve_url
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
 from killpoint.harness.engine.errors import (
@@ -18,8 +18,10 @@ from killpoint.harness.engine.errors import (
     StaleFenceError,
     UnknownWorkflowError,
 )
+from killpoint.harness.engine.fence import Fence, Tx
 from killpoint.harness.engine.model import Checkpoint
-from killpoint.harness.engine.store import NewCheckpoint, Store
+from killpoint.harness.engine.rows import Lease, NewCheckpoint
+from killpoint.harness.engine.store import Store, resolve_url
 from tests.conftest import TEST_KEY
 
 KEY = TEST_KEY.encode()
@@ -39,11 +41,6 @@ def _next(cp: Checkpoint, state: str, clock: FakeClock) -> NewCheckpoint:
         ),
         KEY,
     )
-
-
-def _row_count(store: Store, table: Table) -> int:
-    with store.engine.connect() as conn:
-        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
 
 
 def test_start_is_idempotent_under_redelivery(engine: Engine) -> None:
@@ -195,7 +192,7 @@ def test_idempotency_keys_are_unique_across_the_ledger(
     clash = _effect("wf-1", clock, "s/other").model_copy(update={"idempotency_key": "kp-wf-1-s/op"})
     with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
         store.prepare_effect(lease, clock.now(), clash)
-    assert _row_count(store, t.effects) == 1
+    assert [e.operation_id for e in store.effects("wf-1")] == ["s/op"]
 
 
 def test_approval_can_be_granted_only_when_requested(
@@ -230,9 +227,9 @@ def test_unknown_workflow_is_a_clear_error(store: Store) -> None:
 def test_url_resolution_prefers_explicit_then_environment_then_sqlite(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
-    assert resolve_url(None) == f"sqlite:///{DEFAULT_SQLITE_PATH}"
-    monkeypatch.setenv(DATABASE_URL_ENV, "postgresql://postgres@127.0.0.1:5432/test")
+    monkeypatch.delenv("KILLPOINT_DATABASE_URL", raising=False)
+    assert resolve_url(None) == "sqlite:///killpoint-out/killpoint.sqlite"
+    monkeypatch.setenv("KILLPOINT_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
     assert resolve_url(None) == "postgresql+psycopg://postgres@127.0.0.1:5432/test"
     assert resolve_url("sqlite:///x.sqlite") == "sqlite:///x.sqlite"
 
@@ -241,3 +238,35 @@ def test_url_resolution_prefers_explicit_then_environment_then_sqlite(
 def test_unsupported_database_urls_are_user_errors(url: str) -> None:
     with pytest.raises(KillpointError):
         resolve_url(url)
+
+
+def test_a_store_used_as_a_context_manager_closes_its_connections(tmp_path: Path) -> None:
+    """SQLite folds its write-ahead log back into the file when the last connection closes."""
+    path = tmp_path / "closed.sqlite"
+    with Store(f"sqlite:///{path}") as store:
+        assert store.workflow_ids() == []
+        assert path.with_name("closed.sqlite-wal").exists()
+    assert not path.with_name("closed.sqlite-wal").exists()
+
+
+class Refusing(Fence):
+    """A fence that lets no write of a worker through."""
+
+    def guard(self, tx: Tx, lease: Lease, now: float, *args: Any, **kwargs: Any) -> None:
+        raise ConflictError("refused by this fence")
+
+
+def test_a_view_with_another_fence_guards_its_own_writes_on_the_same_database(
+    engine: Engine, store: Store, clock: FakeClock
+) -> None:
+    _started(engine)
+    lease = store.acquire_lease("wf-1", "worker-a", 30, clock.now())
+    view = store.using(fence=Refusing())
+
+    with pytest.raises(ConflictError, match="refused by this fence"):
+        view.prepare_effect(lease, clock.now(), _effect("wf-1", clock))
+    assert view.effects("wf-1") == []
+    store.prepare_effect(lease, clock.now(), _effect("wf-1", clock))  # its own fence is kept
+
+    assert [e.operation_id for e in view.effects("wf-1")] == ["s/op"]
+    assert view.fence is not store.fence and view.log is store.log

@@ -8,6 +8,11 @@ import pytest
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.checkers import CHECKERS
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.fence import Fence
+from killpoint.harness.engine.ledger import EffectExecutor
+from killpoint.harness.engine.steps import Steps
+from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.hunt import hunt
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Tamper
@@ -43,6 +48,54 @@ def test_one_mutant_per_mistake_each_a_subclass_of_the_reference() -> None:
         assert spec.description
 
 
+# the parts of the reference a mutant may swap, and the class each must stay a kind of
+PARTS: dict[str, type] = {
+    "engine_class": Engine,
+    "steps_class": Steps,
+    "fence": Fence,
+    "log": CheckpointLog,
+}
+
+
+def _overrides(cls: type, reference: type) -> set[str]:
+    """The methods `cls` defines in place of `reference`'s (dunders aside)."""
+    names: set[str] = set()
+    for klass in cls.__mro__[: cls.__mro__.index(reference)]:
+        names |= {
+            n
+            for n, v in vars(klass).items()
+            if callable(v) and not (n.startswith("__") and n.endswith("__"))
+        }
+    return names
+
+
+def _seams(cls: type, reference: type) -> set[str]:
+    """What a mutant part overrides; each must be a public method of the reference's part."""
+    overrides = _overrides(cls, reference)
+    assert overrides <= {n for n in dir(reference) if not n.startswith("_")}, overrides
+    if issubclass(cls, Steps) and cls.executor is not EffectExecutor:
+        overrides |= {f"executor.{n}" for n in _seams(cls.executor, EffectExecutor)}
+        overrides |= {"executor.__init__"} if "__init__" in vars(cls.executor) else set()
+    return overrides
+
+
+@pytest.mark.parametrize("name", sorted(PINS))
+def test_each_mutant_swaps_a_part_of_the_reference_overriding_public_seams_only(
+    name: str,
+) -> None:
+    factory = MUTANTS[name].factory
+    assert isinstance(factory, type) and issubclass(factory, ReferenceEngine)
+    swapped = {p for p in PARTS if getattr(factory, p) is not getattr(ReferenceEngine, p)}
+    assert 1 <= len(swapped) <= 2, swapped
+    seams = _seams(factory, ReferenceEngine) - set(PARTS)
+    for part in swapped:
+        value = getattr(factory, part)
+        cls = value if isinstance(value, type) else type(value)
+        assert issubclass(cls, PARTS[part]) and cls is not PARTS[part]
+        seams |= _seams(cls, PARTS[part])
+    assert 1 <= len(seams) <= 3, seams
+
+
 @pytest.mark.parametrize("name", sorted(PINS))
 def test_mutant_is_caught_by_its_checker(name: str, tmp_path: Path) -> None:
     scenario, checker, most = PINS[name]
@@ -69,11 +122,9 @@ def _judged(
 ) -> tuple[str, dict[str, object]]:
     """(final status, verdict per checker) of one run of `engine` (a mutant, or "reference")."""
     spec = REFERENCE if engine == "reference" else MUTANTS[engine]
-    campaign = Campaign(CampaignConfig(scenarios=[CATALOGUE[scenario]], workdir=root, engine=spec))
-    try:
+    config = CampaignConfig(scenarios=[CATALOGUE[scenario]], workdir=root, engine=spec)
+    with Campaign(config) as campaign:
         result, _ = campaign.execute(CATALOGUE[scenario], schedule, "single")
-    finally:
-        campaign.close()
     return result.final_status, {v.checker: v.valid for v in result.verdicts}
 
 
@@ -133,15 +184,10 @@ def test_a_compensated_saga_needs_its_refund_once(tmp_path: Path) -> None:
         ]
         is False
     )
-    campaign = Campaign(
-        CampaignConfig(
-            engine=REFERENCE, scenarios=[CATALOGUE["order_saga_refund"]], workdir=tmp_path / "r"
-        )
-    )
-    try:
-        result, history = campaign.execute(CATALOGUE["order_saga_refund"], clean, "clean")
-    finally:
-        campaign.close()
+    refund = CATALOGUE["order_saga_refund"]
+    config = CampaignConfig(engine=REFERENCE, scenarios=[refund], workdir=tmp_path / "r")
+    with Campaign(config) as campaign:
+        result, history = campaign.execute(refund, clean, "clean")
     assert result.final_status == "compensated"
     assert {v.checker: v.valid for v in result.verdicts}["single_effect"] is True
     assert sorted(a.operation for a in history.applied) == ["create_charge", "refund"]

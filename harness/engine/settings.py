@@ -1,0 +1,23 @@
+"""What a worker of the reference engine is and holds to, whatever workflow it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from killpoint.harness.engine.compat import CompatibilityPolicy
+from killpoint.harness.engine.integrity import SecretRef
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The tenant it acts for, its name and lease, the key it seals with, and its policies.
+
+    `owner=None` gives each worker a fresh name: two workers are two owners, as two processes
+    would be."""
+
+    tenant: str = "default"
+    owner: str | None = None
+    lease_ttl: float = 30.0
+    secret: SecretRef = field(default_factory=SecretRef)
+    compatibility: CompatibilityPolicy = field(default_factory=CompatibilityPolicy)
+    policy_version: str = "policy@1"  # recorded with every approval request

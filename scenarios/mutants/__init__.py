@@ -1,0 +1,133 @@
+"""Mutant engines: the reference engine with exactly one of the mistakes the seeds name.
+
+Each mutant overrides one public seam of the reference engine and is never a copy of it: the
+ledger's executor (`ledger.py`), one kind of step or a check the steps share (`steps.py`), one
+step of a resume (`resume.py`), or the store's fence or checkpoint log (`store.py`). `MUTANTS`
+registers each as an `EngineSpec` under the snake_case name of its mistake; `killpoint mutants`
+hunts every one of them with the campaign plan, and the oracle must catch them all.
+
+Seed 000, "Common Checkpointing Mistakes", and seed 001, "Common pitfalls", name them; a few
+come from the seeds' fault-injection tables (fencing, compare-and-swap, integrity, schemas,
+approvals, verification), which say what a correct engine must do instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from killpoint.harness.engine.dispatcher import Engine
+from killpoint.harness.engine.fence import Fence
+from killpoint.harness.engine.ledger import EffectExecutor
+from killpoint.harness.engine.steps import Steps
+from killpoint.harness.engine.store import CheckpointLog
+from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
+from killpoint.harness.protocol import EngineSpec
+from killpoint.scenarios.mutants import ledger, resume, steps, store
+
+__all__ = ["MUTANTS"]
+
+
+def _mutant(
+    name: str,
+    doc: str,
+    *,
+    engine: type[Engine] = Engine,
+    kinds: type[Steps] = Steps,
+    executor: type[EffectExecutor] | None = None,
+    fence: Fence | None = None,
+    log: CheckpointLog | None = None,
+    workers: type[ReferenceEngine] = ReferenceEngine,
+) -> EngineSpec:
+    """The reference engine's spec (reader, tamper hook and all) with this mutant's workers:
+    the reference's, with the parts given here in place of its own."""
+    if executor is not None:
+        kinds = type(executor.__name__, (kinds,), {"executor": executor})
+    parts = {"engine_class": engine, "steps_class": kinds, "fence": fence, "log": log}
+    title = "".join(word.title() for word in name.split("_"))
+    factory: type[ReferenceEngine] = type(f"Mutant{title}", (workers,), {**parts, "__doc__": doc})
+    return replace(REFERENCE, name=name, factory=factory, ref=f"mutant:{name}", description=doc)
+
+
+MUTANTS: dict[str, EngineSpec] = {
+    s.name: s
+    for s in (
+        _mutant(
+            "only_conversation_saved",
+            "000: saving only the conversation — no effect ledger",
+            executor=ledger.ConversationOnly,
+        ),
+        _mutant(
+            "fresh_idempotency_key_on_resume",
+            "000: generating a fresh idempotency key on resume",
+            executor=ledger.FreshKeyOnResume,
+        ),
+        _mutant(
+            "timeout_treated_as_failure",
+            "000: marking a timeout as a failure (and retrying it)",
+            executor=ledger.TimeoutIsFailure,
+        ),
+        _mutant(
+            "state_updated_after_call",
+            "001: updating state after a call without a write-ahead record",
+            executor=ledger.RecordAfterCall,
+        ),
+        _mutant(
+            "no_compare_and_swap",
+            "000: no compare-and-swap — the last writer wins",
+            fence=store.LastWriterWins(),
+            log=store.WrittenOver(),
+        ),
+        _mutant(
+            "lease_without_fencing_token",
+            "001: a lease without a fencing token",
+            fence=store.Unfenced(),
+            engine=resume.LeaseWithoutFencing,
+        ),
+        _mutant(
+            "budgets_reset_on_restart",
+            "000: letting restarts reset limits",
+            engine=resume.BudgetsResetOnRestart,
+            workers=resume.WithScenarioLimits,
+        ),
+        _mutant(
+            "approvals_not_revalidated",
+            "000: approvals not re-validated on resume",
+            kinds=steps.ApprovalsNotRevalidated,
+        ),
+        _mutant(
+            "checkpoint_trusted_unchecked",
+            "000: a checkpoint trusted without its integrity check",
+            engine=resume.CheckpointTrustedUnchecked,
+        ),
+        _mutant(
+            "old_schema_defaulted",
+            "000: ignoring version drift — an old schema defaulted silently",
+            engine=resume.OldSchemaDefaulted,
+        ),
+        _mutant(
+            "completion_without_verification",
+            "000: completion declared without a verification read",
+            kinds=steps.CompletionWithoutVerification,
+        ),
+        _mutant(
+            "redelivery_treated_as_fresh_work",
+            "000: assuming the queue is the database — redelivery is fresh work",
+            engine=resume.RedeliveryIsFreshWork,
+        ),
+        _mutant(
+            "global_completed_flag",
+            "001: a global completed flag hides a partial batch",
+            kinds=steps.GlobalCompletedFlag,
+        ),
+        _mutant(
+            "unvalidated_output_checkpointed",
+            "000: checkpointing unvalidated model output",
+            kinds=steps.UnvalidatedOutput,
+        ),
+        _mutant(
+            "compensation_as_rollback",
+            "001: compensation treated as rollback",
+            kinds=steps.CompensationAsRollback,
+        ),
+    )
+}
