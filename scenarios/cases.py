@@ -33,9 +33,7 @@ def _schedule(scenario: str, name: str, **fields: object) -> FaultSchedule:
 
 
 def _effects(h: History, service: str, operation: str | None = None) -> int:
-    return sum(
-        1 for a in h.applied if a.service == service and operation in (None, a.operation)
-    )
+    return sum(1 for a in h.applied if a.service == service and operation in (None, a.operation))
 
 
 def _sends(h: History, service: str, operation: str, after_seq: int = 0) -> int:
@@ -102,9 +100,7 @@ def _receipt_committed(step: str) -> Callable[[History], str | None]:
 def _reconciled(step: str) -> Callable[[History], str | None]:
     def check(h: History) -> str | None:
         rows = [e for e in h.effects if e.step == step]
-        if not rows or (
-            "reconciled" not in rows[0].reason and rows[0].status != "verified"
-        ):
+        if not rows or ("reconciled" not in rows[0].reason and rows[0].status != "verified"):
             return f"{step} was not reconciled: {rows}"
         return None
 

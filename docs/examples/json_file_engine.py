@@ -44,8 +44,7 @@ class JsonFileEngine:
         path = self._path(workflow_id)
         if path.exists():
             return False
-        doc = {"state": self.workflow.initial, "input": dict(input), "outputs": {},
-               "effects": []}
+        doc = {"state": self.workflow.initial, "input": dict(input), "outputs": {}, "effects": []}
         path.write_text(json.dumps(doc))
         return True
 
@@ -59,10 +58,14 @@ class JsonFileEngine:
             step = transition.step
             self.env.hook("step.begin", step.name)
             ctx = StepContext(
-                workflow_id=workflow_id, step=step.name, input=doc["input"],
-                outputs=doc["outputs"], artifact_refs={},
+                workflow_id=workflow_id,
+                step=step.name,
+                input=doc["input"],
+                outputs=doc["outputs"],
+                artifact_refs={},
                 effects=tuple(EffectRecord.model_validate(e) for e in doc["effects"]),
-                store=FolderArtifacts(self.folder / "artifacts"), hook=self.env.hook,
+                store=FolderArtifacts(self.folder / "artifacts"),
+                hook=self.env.hook,
                 now=self.env.clock.now(),
             )
             if step.kind is StepKind.PURE and step.compute is not None:
@@ -72,12 +75,22 @@ class JsonFileEngine:
                 for intent in step.intents(ctx):
                     key = f"{workflow_id}/{step.name}/{intent.operation}"
                     receipt = adapter.send(intent, key)
-                    doc["effects"].append(EffectRecord(
-                        workflow_id=workflow_id, operation_id=key, step=step.name,
-                        service=intent.service, intent=intent.operation, args=intent.args,
-                        idempotency_key=key, fingerprint="", status=EffectStatus.COMMITTED,
-                        attempts=1, receipt=receipt, updated_at=self.env.clock.now(),
-                    ).model_dump(mode="json"))
+                    doc["effects"].append(
+                        EffectRecord(
+                            workflow_id=workflow_id,
+                            operation_id=key,
+                            step=step.name,
+                            service=intent.service,
+                            intent=intent.operation,
+                            args=intent.args,
+                            idempotency_key=key,
+                            fingerprint="",
+                            status=EffectStatus.COMMITTED,
+                            attempts=1,
+                            receipt=receipt,
+                            updated_at=self.env.clock.now(),
+                        ).model_dump(mode="json")
+                    )
             elif step.kind is StepKind.VERIFY:
                 pass  # trusts the receipts it kept (a second mistake the harness can show)
             else:
@@ -94,5 +107,3 @@ class JsonFileEngine:
 
 def factory(env: WorkerEnv, scenario: Scenario) -> JsonFileEngine:
     return JsonFileEngine(env, scenario)
-
-
