@@ -1,15 +1,14 @@
-"""Fixtures of the engine tests: in-process fake services and a started workflow."""
+"""Fixtures of the engine tests: reference-engine workers over the test's store (the services,
+the store and the clock are the shared fixtures of tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
 import pytest
 
-from killpoint.fake_services import InProcessServices
 from killpoint.harness.contract.boundaries import BoundaryHook
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.engine.dispatcher import Engine
@@ -17,18 +16,6 @@ from killpoint.harness.engine.store import Store
 from killpoint.scenarios.adapters import adapters_for
 from tests.conftest import OpenStore
 from tests.harness.flows import make_engine
-
-
-@pytest.fixture
-def services() -> Iterator[InProcessServices]:
-    with InProcessServices() as running:
-        yield running
-
-
-@pytest.fixture
-def http(services: InProcessServices) -> Iterator[httpx.Client]:
-    with services.client(timeout=1.0) as client:
-        yield client
 
 
 @pytest.fixture
