@@ -3,6 +3,7 @@ shards that merge into the unsharded result."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,11 @@ import pytest
 from killpoint import scenarios
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.history import History
 from killpoint.harness.merge import merge_results
-from killpoint.harness.results import CampaignResult
+from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.harness.scenario import Expect, NamedCase, Scenario
+from killpoint.harness.schedule import FaultSchedule, HitPoint
 from killpoint.reports import campaign_metrics
 
 
@@ -99,3 +103,42 @@ def test_shards_merge_into_the_unsharded_campaign(tmp_path: Path, checkpoint_key
         "migration_failures",
     ):
         assert getattr(m_merged, field) == getattr(m_whole, field), field
+
+
+def _team_scenario(expect: Expect) -> Scenario:
+    """A team's own scenario, outside every catalogue, that brings a named case of its own: the
+    worker dies as the e-mail is about to be sent."""
+    crash = HitPoint(worker=0, step="notify", boundary="effect.started")
+    schedule = FaultSchedule(scenario="team_welcome", run_id="case-team", crashes=(crash,))
+    case = NamedCase("team_case", "ours", schedule, "the send in doubt goes to review", expect)
+    return replace(scenarios.CATALOGUE["email"], name="team_welcome", cases=(case,))
+
+
+def _named_runs(tmp_path: Path, scenario: Scenario) -> list[RunResult]:
+    result = _campaign(
+        tmp_path, "team", scenarios=[scenario], double=False, network=False, interleave=False
+    )
+    return [r for r in result.runs if r.kind == "named"]
+
+
+def test_a_team_scenario_brings_its_named_cases_and_their_expected_recovery_is_judged(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    def review(h: History) -> str | None:
+        return None if h.final_status == "needs_review" else f"ended {h.final_status}"
+
+    (run,) = _named_runs(tmp_path, _team_scenario(review))
+    assert run.run_id == "case-team" and run.valid is True
+    assert {v.checker: v.valid for v in run.verdicts}["expected_recovery"] is True
+
+
+def test_a_team_named_case_whose_expectation_fails_is_a_violation(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    def completes(h: History) -> str | None:
+        return None if h.final_status == "completed" else f"ended {h.final_status}"
+
+    (run,) = _named_runs(tmp_path, _team_scenario(completes))
+    assert run.valid is False
+    (verdict,) = [v for v in run.verdicts if v.valid is False]
+    assert verdict.checker == "expected_recovery" and "needs_review" in verdict.summary
