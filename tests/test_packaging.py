@@ -10,6 +10,7 @@ not seen): nothing is downloaded.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -30,12 +31,28 @@ def test_email_survives_every_crash(killpoint_result):
 """
 
 
+def _checkout(into: Path) -> Path:
+    """The project's files as git knows them (links kept as links), without the build folder
+    an earlier build left, which setuptools would package again."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    for name in listed:
+        source, target = ROOT / name, into / name
+        if source.is_symlink() or source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target, follow_symlinks=False)
+    return into
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = _checkout(tmp_path_factory.mktemp("source"))
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(out), str(ROOT)],
+         "-w", str(out), str(source)],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     (built,) = out.glob("killpoint-*.whl")
@@ -65,6 +82,7 @@ def test_the_wheel_installs_only_killpoint_at_the_top(wheel: Path) -> None:
     assert {t for t in tops if not t.endswith(".dist-info")} == {"killpoint"}
     assert "killpoint/reports/templates/report.html.j2" in names  # package data too
     assert "killpoint/harness/engine/store.py" in names
+    assert "killpoint/harness/cli/run.py" in names and "killpoint/harness/cli.py" not in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     with zipfile.ZipFile(wheel) as archive:
         text = archive.read(entry_points).decode()
