@@ -13,7 +13,6 @@ picklable.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import queue
 import sys
 import traceback
@@ -29,19 +28,6 @@ from killpoint.harness.results import CampaignResult, RunResult
 
 T = TypeVar("T")
 Progress = Callable[[RunResult], None]
-
-
-def resolve_jobs(text: str) -> int:
-    """`--jobs`: a number of processes, or `auto` for one per core."""
-    if text == "auto":
-        return max(1, len(os.sched_getaffinity(0)))
-    try:
-        jobs = int(text)
-    except ValueError:
-        raise KillpointError(f"--jobs wants a number or 'auto', got {text!r}") from None
-    if jobs < 1:
-        raise KillpointError(f"--jobs {jobs}: at least one process is needed")
-    return jobs
 
 
 def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:

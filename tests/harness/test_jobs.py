@@ -10,7 +10,7 @@ from killpoint import scenarios
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.engines.reference import REFERENCE
-from killpoint.harness.jobs import hunts_in_processes, in_processes, resolve_jobs, run_campaign
+from killpoint.harness.jobs import hunts_in_processes, in_processes, run_campaign
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.scenarios.cases import CASES
@@ -62,13 +62,6 @@ def test_hunts_spread_over_processes_come_back_in_order() -> None:
     hunts = [lambda k=k: k * k for k in range(5)]
     assert hunts_in_processes(hunts, 2) == [0, 1, 4, 9, 16]
     assert hunts_in_processes(hunts, 1) == [0, 1, 4, 9, 16]
-
-
-@pytest.mark.parametrize(("text", "message"), [("two", "a number or 'auto'"), ("0", "at least")])
-def test_a_wrong_jobs_value_is_a_clear_error(text: str, message: str) -> None:
-    with pytest.raises(KillpointError, match=message):
-        resolve_jobs(text)
-    assert resolve_jobs("auto") >= 1 and resolve_jobs("3") == 3
 
 
 def test_runs_of_one_world_do_not_depend_on_their_order(
