@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from killpoint.harness.checkers.attempts import check_attempts
 from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.completion import check_verified_completion
@@ -43,6 +44,7 @@ CHECKERS: dict[str, Checker] = {
     "authority": check_authority,
     "verified_completion": check_verified_completion,
     "progress": check_progress,
+    "attempts_accounted": check_attempts,
 }
 
 

@@ -1,21 +1,56 @@
-"""Small helpers shared by the checkers: how to cite the evidence, how to answer."""
+"""Small helpers shared by the checkers: how to cite the evidence, how to answer, and how a
+ledger row is related to the deliveries the services journaled for it."""
 
 from __future__ import annotations
 
-from killpoint.fake_services.journal import AppliedEffect, RequestRecord
+from killpoint.fake_services.faults import OPERATIONS
+from killpoint.fake_services.journal import AppliedEffect, RequestRecord, fingerprint
+from killpoint.harness.contract.records import EffectRecord
 from killpoint.harness.ground_truth import MUTATIONS, is_mutation
+from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 
 __all__ = [
     "MUTATIONS",
+    "READABLE",
     "cite_effect",
+    "cite_record",
     "cite_request",
     "is_mutation",
+    "mutations",
     "ok",
+    "related",
     "request_refs",
     "unknown",
     "violated",
 ]
+
+# Services that offer a read of what they did (a GET in the services' table). An effect of any
+# other service cannot be looked up: when its response is lost, so is its outcome.
+READABLE = frozenset(service for method, _, service, _ in OPERATIONS if method == "GET")
+
+
+def mutations(history: History) -> list[RequestRecord]:
+    """Every delivery that could change the world, in journal order."""
+    return [r for r in history.requests if is_mutation(r)]
+
+
+def related(record: EffectRecord, sends: list[RequestRecord]) -> list[RequestRecord]:
+    """The deliveries of one ledger row, as the services journaled them, without knowing its
+    adapter: those of its service that carry its idempotency key; where none does (a service
+    that takes no key, or an engine that sent another one), those whose business key is one
+    of its arguments (a slug, a ref, an order id, a content address); failing that, those whose
+    body is its arguments as they are (the services' own fingerprint of them)."""
+    own = [r for r in sends if r.service == record.service]
+    keyed = [r for r in own if r.idempotency_key == record.idempotency_key]
+    if keyed:
+        return keyed
+    values = {v for v in record.args.values() if isinstance(v, str)}
+    named = [r for r in own if r.business_key is not None and r.business_key in values]
+    if named:
+        return named
+    body = fingerprint(record.args)
+    return [r for r in own if r.fingerprint == body]
 
 
 def cite_request(request: RequestRecord) -> str:
@@ -34,6 +69,13 @@ def cite_effect(effect: AppliedEffect) -> str:
     return (
         f"applied #{effect.seq}: {effect.service}.{effect.operation} "
         f"[{effect.business_key}]{idem_text} → {effect.resource_id}"
+    )
+
+
+def cite_record(record: EffectRecord) -> str:
+    return (
+        f"ledger {record.operation_id} ({record.service}, key={record.idempotency_key[:14]}…): "
+        f"{record.status.value}, {record.attempts} attempt(s) spent"
     )
 
 

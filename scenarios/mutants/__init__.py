@@ -8,7 +8,9 @@ hunts every one of them with the campaign plan, and the oracle must catch them a
 
 Seed 000, "Common Checkpointing Mistakes", and seed 001, "Common pitfalls", name them; a few
 come from the seeds' fault-injection tables (fencing, compare-and-swap, integrity, schemas,
-approvals, verification), which say what a correct engine must do instead.
+approvals, verification), which say what a correct engine must do instead. Those in `oracle.py`
+make mistakes only the later invariants see (attempts, bodies, outcome, fencing, compensation,
+handoffs).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
-from killpoint.scenarios.mutants import ledger, resume, steps, store
+from killpoint.scenarios.mutants import ledger, oracle, resume, steps, store
 
 __all__ = ["MUTANTS"]
 
@@ -128,6 +130,11 @@ MUTANTS: dict[str, EngineSpec] = {
             "compensation_as_rollback",
             "001: compensation treated as rollback",
             kinds=steps.CompensationAsRollback,
+        ),
+        _mutant(
+            "retried_in_the_client",
+            "001: retries hidden from the ledger — the client retries a failed send in place",
+            executor=oracle.RetriedInTheClient,
         ),
     )
 }

@@ -36,6 +36,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "global_completed_flag": ("batch", "single_effect", 10),
     "unvalidated_output_checkpointed": ("research_publish_thin_draft", "verified_completion", 1),
     "compensation_as_rollback": ("order_saga_refund", "single_effect", 2),
+    "retried_in_the_client": ("order_saga", "attempts_accounted", 45),
 }
 
 
@@ -155,6 +156,7 @@ CHECKER_MUTANT = {
     "authority": "approvals_not_revalidated",
     "verified_completion": "completion_without_verification",
     "progress": "compensation_as_rollback",
+    "attempts_accounted": "retried_in_the_client",
 }
 
 

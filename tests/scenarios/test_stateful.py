@@ -74,7 +74,8 @@ def test_the_machine_finds_a_mutant_and_shrinks_it_to_a_replayable_schedule(
         run_state_machine_as_test(machine, settings=FIXED)
     found = machine.failures[-1]  # Hypothesis replays the shrunk example last
     assert found.faults() <= 3, found.schedule.describe()
-    assert "single_effect" in found.violated
+    # a second charge, or (the payments service deduplicating it) a send its ledger never spent
+    assert {"single_effect", "attempts_accounted"} & set(found.violated), found.violated
     # the printed file is the schedule, and replaying it reproduces the violation exactly
     assert found.path.parent == schedules_in_tmp
     assert load_schedule(found.path) == found.schedule

@@ -4,7 +4,9 @@
 left behind: validate the order, charge it once, read the charge back, complete. Each test
 changes only the records its case is about (`completed_run(requests=[...])`), so the verdict
 and the evidence it cites follow from what the test wrote. `unreadable()` is the same run as
-the oracle sees it through an engine that exposes no history reader.
+the oracle sees it through an engine that exposes no history reader. `ledger_row()` is the
+charge as its ledger recorded it (`completed_run(effects=[ledger_row()])`), with the body its
+request carried (`CHARGE_BODY`) and the boundary hits (`hit()`) the engine reported.
 """
 
 from __future__ import annotations
@@ -13,13 +15,20 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from killpoint.fake_services.journal import AppliedEffect, RequestRecord
-from killpoint.harness.contract.records import BudgetLimits, RunStatus
+from killpoint.fake_services.journal import AppliedEffect, RequestRecord, fingerprint
+from killpoint.harness.contract.records import (
+    BudgetLimits,
+    EffectRecord,
+    EffectStatus,
+    Receipt,
+    RunStatus,
+)
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.history import (
     ExpectedEffectRecord,
     GrantRecord,
     History,
+    HitRecord,
     TamperRecord,
     WorkerRecord,
 )
@@ -72,6 +81,8 @@ WORKFLOW = Workflow(
 LIMITS = BudgetLimits(attempts=3, steps=10)
 CHARGE = ExpectedEffectRecord(service="payments", business_key="order-1", operation="create_charge")
 GOOD_ORDER: dict[str, JsonValue] = {"total": 30}
+CHARGE_ARGS: dict[str, JsonValue] = {"order_id": "order-1", "amount_cents": 3000, "currency": "EUR"}
+CHARGE_BODY = fingerprint(CHARGE_ARGS)  # the adapter sends the charge's arguments as its body
 
 
 def request(
@@ -82,15 +93,18 @@ def request(
     key: str = "order-1",
     time: float | None = None,
     outcome: str = "applied",
+    body: str = "f",
+    idempotency_key: str | None = "",
 ) -> RequestRecord:
-    """One delivery the services journaled (`operation` decides whether it is a write)."""
+    """One delivery the services journaled (`operation` decides whether it is a write); its
+    idempotency key is `key/operation` unless given (None: a service that takes no key)."""
     return RequestRecord(
         seq=seq,
         service=service,
         operation=operation,
-        idempotency_key=f"{key}/{operation}",
+        idempotency_key=f"{key}/{operation}" if idempotency_key == "" else idempotency_key,
         business_key=key,
-        fingerprint="f",
+        fingerprint=body,
         time=float(seq) if time is None else time,
         outcome=outcome,
     )
@@ -101,7 +115,13 @@ def read(seq: int, *, key: str = "order-1", outcome: str = "ok") -> RequestRecor
 
 
 def effect(
-    seq: int, *, key: str = "order-1", operation: str = "create_charge", service: str = "payments"
+    seq: int,
+    *,
+    key: str = "order-1",
+    operation: str = "create_charge",
+    service: str = "payments",
+    idempotency_key: str | None = "",
+    resource_id: str | None = None,
 ) -> AppliedEffect:
     """One effect a service applied (the journal numbers effects apart from requests)."""
     return AppliedEffect(
@@ -109,10 +129,50 @@ def effect(
         service=service,
         operation=operation,
         business_key=key,
-        idempotency_key=f"{key}/{operation}",
+        idempotency_key=f"{key}/{operation}" if idempotency_key == "" else idempotency_key,
         fingerprint="f",
         time=float(seq),
-        resource_id=f"ch_{seq}",
+        resource_id=resource_id or f"ch_{seq}",
+    )
+
+
+def ledger_row(
+    attempts: int = 1,
+    *,
+    key: str = "order-1/create_charge",
+    args: dict[str, JsonValue] | None = None,
+    receipt: dict[str, JsonValue] | None = None,
+    status: EffectStatus = EffectStatus.VERIFIED,
+    **fields: Any,
+) -> EffectRecord:
+    """The charge's ledger row: its key, its arguments, the attempts it spent, and a receipt
+    (`receipt=` the detail the service answered; {} for none that names an argument)."""
+    base: dict[str, Any] = {
+        "workflow_id": "tiny_order:1",
+        "operation_id": "charge/charge",
+        "step": "charge",
+        "service": "payments",
+        "intent": "charge",
+        "args": CHARGE_ARGS if args is None else args,
+        "idempotency_key": key,
+        "status": status,
+        "attempts": attempts,
+        "receipt": Receipt(resource_id="ch_1", detail=receipt or {}),
+    }
+    return EffectRecord(**{**base, **fields})
+
+
+def hit(
+    boundary: str, time: float, *, worker: int = 0, step: str | None = None, journal_seq: int = 0
+) -> HitRecord:
+    """A boundary hit the engine reported, when the services had seen `journal_seq` requests."""
+    return HitRecord(
+        worker=worker,
+        step=step,
+        boundary=boundary,
+        occurrence=1,
+        time=time,
+        journal_seq=journal_seq,
     )
 
 

@@ -1,0 +1,134 @@
+"""attempts_accounted on hand-built histories: the deliveries the journal relates to each ledger
+row against the attempts the row spent and the budget allowed."""
+
+from __future__ import annotations
+
+from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
+from killpoint.harness.checkers.attempts import check_attempts
+from killpoint.harness.results import EvidenceRef
+from killpoint.harness.schedule import HitPoint
+from tests.harness.checkers.histories import (
+    WORKFLOW,
+    completed_run,
+    ledger_row,
+    read,
+    request,
+    schedule,
+    unreadable,
+    worker,
+)
+
+CRASHED = schedule(crashes=[HitPoint(worker=0, step="charge", boundary="effect.started")])
+RETRIED = [worker(0, "killed", None), worker(1)]
+
+
+def _rule(mode: FaultMode, occurrence: int | None = 1) -> FaultRule:
+    return FaultRule(
+        service="payments", operation="create_charge", occurrence=occurrence, mode=mode
+    )
+
+
+def test_one_delivery_for_the_one_attempt_the_ledger_spent_is_true() -> None:
+    verdict = check_attempts(completed_run(effects=[ledger_row(1)]), WORKFLOW)
+    assert verdict.valid is True
+    assert verdict.summary == "1 ledger row(s); no attempt the ledger did not spend"
+
+
+def test_an_attempt_spent_and_never_sent_before_a_crash_is_true() -> None:
+    history = completed_run(schedule=CRASHED, workers=RETRIED, effects=[ledger_row(2)])
+    assert check_attempts(history, WORKFLOW).valid is True
+
+
+def test_a_second_delivery_under_the_key_the_ledger_spent_once_is_false() -> None:
+    requests = [request(1, outcome="error_before_commit"), request(2), read(3)]
+    history = completed_run(requests=requests, effects=[ledger_row(1)])
+    verdict = check_attempts(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == (
+        "the services saw 2 attempts of charge/charge; its ledger spent 1: a send the ledger "
+        "does not know of"
+    )
+    assert verdict.refs == [EvidenceRef(kind="request", index=2)]
+
+
+def test_an_engine_that_sent_under_other_keys_is_counted_by_business_key() -> None:
+    requests = [
+        request(1, idempotency_key="k-worker-0"),
+        request(2, idempotency_key="k-worker-1"),
+        read(3),
+    ]
+    history = completed_run(requests=requests, effects=[ledger_row(1)])
+    assert check_attempts(history, WORKFLOW).valid is False
+    history = completed_run(requests=requests, effects=[ledger_row(2)])
+    assert check_attempts(history, WORKFLOW).valid is True
+
+
+def test_on_an_undisturbed_run_an_attempt_spent_and_not_sent_is_false() -> None:
+    verdict = check_attempts(completed_run(effects=[ledger_row(2)]), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == (
+        "the ledger spent 2 attempts on charge/charge; the services saw 1, on a run nothing "
+        "disturbed"
+    )
+
+
+def test_a_ledger_that_spent_more_than_the_budget_is_false() -> None:
+    rows = [ledger_row(2), ledger_row(2, key="other", operation_id="charge/again")]
+    history = completed_run(schedule=CRASHED, workers=RETRIED, effects=rows)
+    verdict = check_attempts(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "the ledger spent 4 attempts; the budget allowed 3"
+
+
+def test_one_operation_seen_more_often_than_the_budget_is_false_without_a_reader() -> None:
+    sends = [request(seq, outcome="error_before_commit") for seq in (1, 2, 3, 4)]
+    verdict = check_attempts(unreadable(completed_run(requests=sends)), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "the services saw 4 attempts of one operation; the budget allowed 3"
+    assert verdict.refs == [EvidenceRef(kind="request", index=4)]
+
+
+def test_without_a_history_reader_the_ledger_half_is_unknown() -> None:
+    verdict = check_attempts(unreadable(completed_run()), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert "no history reader" in verdict.summary
+
+
+def test_a_copy_the_network_delivered_is_not_the_engine_s_attempt() -> None:
+    copy = request(2, time=1.0, outcome="replayed")
+    duplicated = schedule(network=FaultPlan.of(_rule(FaultMode.DUPLICATE_DELIVERY)))
+    history = completed_run(
+        schedule=duplicated, requests=[request(1), copy, read(3)], effects=[ledger_row(1)]
+    )
+    assert check_attempts(history, WORKFLOW).valid is True
+
+
+def test_copies_that_a_retry_in_place_could_look_like_are_unknown() -> None:
+    rules = FaultPlan.of(_rule(FaultMode.DUPLICATE_DELIVERY), _rule(FaultMode.ERROR_BEFORE_COMMIT))
+    history = completed_run(
+        schedule=schedule(network=rules),
+        requests=[request(1, time=1.0), request(2, time=1.0), read(3)],
+        effects=[ledger_row(1)],
+    )
+    verdict = check_attempts(history, WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "charge/charge: 2 deliveries, some the network's"
+
+
+def test_a_row_no_delivery_of_its_service_can_be_related_to_is_unknown() -> None:
+    post = request(1, "create_post", service="cms", key="a-slug", idempotency_key=None)
+    row = ledger_row(1, key="kp-1", service="cms", args={"slug": "another-slug"})
+    verdict = check_attempts(completed_run(requests=[post], effects=[row]), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "no delivery of cms can be related to charge/charge"
+
+
+def test_a_keyless_service_s_deliveries_are_related_by_the_business_key_in_the_arguments() -> None:
+    posts = [
+        request(seq, "create_post", service="cms", key="a-slug", idempotency_key=None)
+        for seq in (1, 2)
+    ]
+    row = ledger_row(1, key="kp-1", service="cms", args={"slug": "a-slug"})
+    verdict = check_attempts(completed_run(requests=posts, effects=[row]), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.refs == [EvidenceRef(kind="request", index=2)]
