@@ -136,5 +136,10 @@ MUTANTS: dict[str, EngineSpec] = {
             "001: retries hidden from the ledger — the client retries a failed send in place",
             executor=oracle.RetriedInTheClient,
         ),
+        _mutant(
+            "intent_rederived_on_retry",
+            "000: an effect's arguments derived again on a retry, not taken from its intent",
+            executor=oracle.IntentRederivedOnRetry,
+        ),
     )
 }

@@ -37,6 +37,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "unvalidated_output_checkpointed": ("research_publish_thin_draft", "verified_completion", 1),
     "compensation_as_rollback": ("order_saga_refund", "single_effect", 2),
     "retried_in_the_client": ("order_saga", "attempts_accounted", 45),
+    "intent_rederived_on_retry": ("order_saga", "intent_applied", 15),
 }
 
 
@@ -157,6 +158,7 @@ CHECKER_MUTANT = {
     "verified_completion": "completion_without_verification",
     "progress": "compensation_as_rollback",
     "attempts_accounted": "retried_in_the_client",
+    "intent_applied": "intent_rederived_on_retry",
 }
 
 

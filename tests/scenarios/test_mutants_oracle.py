@@ -36,6 +36,12 @@ def _failing_charge() -> FaultPlan:
 ALONE: dict[str, tuple[str, str, dict[str, object]]] = {
     # a 503 the client retries in place: the service sees two sends, the ledger spent one
     "attempts_accounted": ("retried_in_the_client", "order_saga", {"network": _failing_charge()}),
+    # killed before the charge was sent: the resumed worker prices it again and charges that
+    "intent_applied": (
+        "intent_rederived_on_retry",
+        "order_saga",
+        {"crashes": _crash("charge", "effect.started")},
+    ),
 }
 
 
