@@ -29,6 +29,7 @@ from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.completion import check_verified_completion
 from killpoint.harness.checkers.intent import check_intent
+from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
 from killpoint.harness.checkers.sequence import check_sequence
 from killpoint.harness.checkers.single_effect import check_single_effect
@@ -47,6 +48,7 @@ CHECKERS: dict[str, Checker] = {
     "progress": check_progress,
     "attempts_accounted": check_attempts,
     "intent_applied": check_intent,
+    "expected_outcome": check_outcome,
 }
 
 

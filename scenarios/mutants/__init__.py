@@ -141,5 +141,10 @@ MUTANTS: dict[str, EngineSpec] = {
             "000: an effect's arguments derived again on a retry, not taken from its intent",
             executor=oracle.IntentRederivedOnRetry,
         ),
+        _mutant(
+            "gives_up_on_doubt",
+            "001: every effect in doubt stops for review, even one the service can be asked about",
+            executor=oracle.GivesUpOnDoubt,
+        ),
     )
 }

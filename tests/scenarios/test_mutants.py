@@ -38,6 +38,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "compensation_as_rollback": ("order_saga_refund", "single_effect", 2),
     "retried_in_the_client": ("order_saga", "attempts_accounted", 45),
     "intent_rederived_on_retry": ("order_saga", "intent_applied", 15),
+    "gives_up_on_doubt": ("order_saga", "expected_outcome", 10),
 }
 
 
@@ -159,6 +160,7 @@ CHECKER_MUTANT = {
     "progress": "compensation_as_rollback",
     "attempts_accounted": "retried_in_the_client",
     "intent_applied": "intent_rederived_on_retry",
+    "expected_outcome": "gives_up_on_doubt",
 }
 
 

@@ -1,0 +1,187 @@
+"""Expected outcome: a run ends as its scenario expects (`Scenario.expected_status`), under
+faults too, unless a fault the history shows explains a safe stop.
+
+Faults change the outcome only these ways; anything else is false — a run that gives up
+(`needs_review`, `failed`) on work that could proceed has not ended safely, it has lost work:
+
+| ends             | explained when the history shows                                            |
+| ---------------- | --------------------------------------------------------------------------- |
+| quarantined      | a staged tampering the loader must refuse; a deploy (a policy may refuse it) |
+| needs_review     | an effect in doubt: an expected effect of a service with no read (its        |
+|                  | outcome cannot be learned), attempted (delivered, or an attempt spent), and  |
+|                  | a fault that could hide its outcome (a worker that died or lost its lease,    |
+|                  | a network fault on that service, two workers at once)                        |
+| needs_review     | a postcondition withheld: an applied, verifiable expected effect of a        |
+|                  | service the schedule faulted, read after it and never seen                   |
+| needs_review     | an artifact tampered with, or served corrupt or missing                       |
+| needs_review     | a handoff sent and never accepted in a run with faults (its terms may lapse) |
+| budget_exhausted | every attempt spent (ledger, or services), the clock past the run's deadline, |
+|                  | or a checkpoint's budget with no steps or cost left                          |
+
+A run that did not end is progress's to judge (unknown here). An explanation that needs the
+ledger or the budgets (an attempt spent and never delivered) is unknown without a reader;
+so is a tampering of a kind not named here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from killpoint.fake_services.faults import FaultMode
+from killpoint.harness.checkers._common import READABLE, is_mutation, ok, unknown, violated
+from killpoint.harness.checkers.authority import UNTRUSTED
+from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
+from killpoint.harness.contract.records import is_terminal
+from killpoint.harness.contract.workflow import Workflow
+from killpoint.harness.history import History
+from killpoint.harness.results import Valid, Verdict
+
+NAME = "expected_outcome"
+# (True, why): the fault explains the end; ("unknown", why): it might, the evidence is missing
+Why = tuple[Valid, str] | None
+MIGRATES = frozenset({"legacy_v2"})  # a tampering the loader should accept: changes nothing
+ARTIFACT_FAULTS = frozenset({FaultMode.CORRUPT_ARTIFACT, FaultMode.MISSING_ARTIFACT})
+
+
+def check_outcome(history: History, workflow: Workflow) -> Verdict:
+    final, expected = history.final_status, history.expected_status
+    if final == expected:
+        return ok(NAME, f"{final}, as expected")
+    if not is_terminal(final):
+        return unknown(NAME, f"the run did not end ({final}): progress judges it")
+    whys = [why for explain in EXPLANATIONS.get(final, ()) if (why := explain(history))]
+    for valid, reason in whys:
+        if valid is True:
+            return ok(NAME, f"{final}, not {expected}: {reason}")
+    if whys:
+        return unknown(NAME, whys[0][1])
+    return violated(
+        NAME,
+        f"ended {final}, expected {expected}, and nothing in the history explains it",
+        [
+            f"final: {final} in {history.final_state}: {history.final_reason}",
+            f"faults: {history.schedule.describe()}",
+        ],
+    )
+
+
+def _refused_tampering(history: History) -> Why:
+    for t in history.tampered:
+        if t.kind in UNTRUSTED and t.applied:
+            return True, f"checkpoint #{t.sequence} was tampered with ({t.kind})"
+    known = UNTRUSTED | MIGRATES
+    strange = [t.kind for t in history.staged if t.kind not in known and not _artifact(t.kind)]
+    if strange:
+        return "unknown", f"a tampering of kind {strange[0]} may change the outcome"
+    return None
+
+
+def _deploy(history: History) -> Why:
+    if history.schedule.deploys:
+        return True, "a deploy changed the versions; the compatibility policy may refuse them"
+    return None
+
+
+def _in_doubt(history: History) -> Why:
+    """An expected effect whose outcome could not be learned, attempted and disturbed."""
+    missing = None
+    for e in history.expected:
+        if e.service in READABLE:
+            continue
+        sent = any(
+            is_mutation(r) and r.service == e.service and r.business_key == e.business_key
+            for r in history.requests
+        )
+        spent = any(x.service == e.service and x.attempts > 0 for x in history.effects)
+        hidden = _hiding_fault(history, e.service)
+        if (sent or spent) and hidden:
+            return True, f"{e.service} [{e.business_key[:24]}] was attempted; {hidden}"
+        if hidden and not history.readable:
+            missing = f"whether {e.service} was attempted is not visible without a reader"
+    return None if missing is None else ("unknown", missing)
+
+
+def _hiding_fault(history: History, service: str) -> str | None:
+    """A fault that could have hidden an effect's outcome from the worker that sent it."""
+    lost = [w for w in history.workers if w.end != "stopped"]
+    if lost:
+        return f"worker {lost[0].worker} ended {lost[0].end} and its outcome went with it"
+    if any(rule.service == service for rule in history.schedule.network.rules):
+        return f"the network faulted {service}"
+    if history.schedule.interleave is not None:
+        return "two workers ran at once"
+    return None
+
+
+def _withheld(history: History) -> Why:
+    """A verifiable effect applied under a fault on its service and never seen by a read."""
+    for e in history.expected:
+        faulted = any(rule.service == e.service for rule in history.schedule.network.rules)
+        if not (e.verifiable and faulted):
+            continue
+        applied = [
+            a
+            for a in history.applied
+            if a.service == e.service and a.business_key == e.business_key
+        ]
+        if not applied:
+            continue
+        reads = [
+            r
+            for r in history.requests
+            if r.service == e.service
+            and not is_mutation(r)
+            and r.seq > applied[0].seq
+            and r.business_key in (e.business_key, None)
+        ]
+        if reads and all(r.outcome != "ok" for r in reads):
+            return True, f"{len(reads)} read(s) of {e.service} [{e.business_key}] never saw it"
+    return None
+
+
+def _artifact(kind: str) -> bool:
+    return kind.startswith("artifact")
+
+
+def _artifact_damaged(history: History) -> Why:
+    damaged = [t.kind for t in history.staged if _artifact(t.kind)]
+    damaged += [r.mode.value for r in history.schedule.network.rules if r.mode in ARTIFACT_FAULTS]
+    return (True, f"an artifact was damaged ({damaged[0]})") if damaged else None
+
+
+def _handoff_refused(history: History) -> Why:
+    s = history.schedule
+    sent = [i for i, h in enumerate(history.hits) if h.boundary == HANDOFF_SENT]
+    if not sent or not (s.faulty or s.clock_jumps):
+        return None
+    after = history.hits[sent[-1] :]
+    if any(h.boundary == HANDOFF_ACCEPTED for h in after):
+        return None
+    return True, "the receiver refused the handoff it was sent"
+
+
+def _budget_spent(history: History) -> Why:
+    limits = history.limits
+    sends = [r for r in history.requests if is_mutation(r) and r.service != "artifacts"]
+    if sum(e.attempts for e in history.effects) >= limits.attempts or len(sends) >= limits.attempts:
+        return True, f"all {limits.attempts} attempts were spent"
+    workers = history.workers
+    elapsed = (
+        max(w.ended_at for w in workers) - min(w.started_at for w in workers) if workers else 0
+    )
+    if elapsed >= limits.time_s:
+        return True, f"the clock passed the run's {limits.time_s:g}s"
+    for cp in history.checkpoints:
+        budget = cp.budget or {}
+        if budget.get("steps_left", 1) <= 0 or budget.get("cost_left", 1) <= 0:
+            return True, f"checkpoint #{cp.sequence} has no steps or cost left"
+    if not history.readable:
+        return "unknown", "the ledger and the budgets are not visible without a reader"
+    return None
+
+
+EXPLANATIONS: dict[str, tuple[Callable[[History], Why], ...]] = {
+    "quarantined": (_refused_tampering, _deploy),
+    "needs_review": (_in_doubt, _withheld, _artifact_damaged, _handoff_refused, _refused_tampering),
+    "budget_exhausted": (_budget_spent,),
+}
