@@ -28,6 +28,7 @@ from killpoint.harness.checkers.attempts import check_attempts
 from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.intent import check_intent
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
@@ -49,6 +50,7 @@ CHECKERS: dict[str, Checker] = {
     "attempts_accounted": check_attempts,
     "intent_applied": check_intent,
     "expected_outcome": check_outcome,
+    "fencing": check_fencing,
 }
 
 

@@ -146,5 +146,10 @@ MUTANTS: dict[str, EngineSpec] = {
             "001: every effect in doubt stops for review, even one the service can be asked about",
             executor=oracle.GivesUpOnDoubt,
         ),
+        _mutant(
+            "takeover_keeps_token",
+            "001: a lease taken over from a lapsed holder keeps its fencing token",
+            engine=oracle.TakeoverKeepsToken,
+        ),
     )
 }

@@ -39,6 +39,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "retried_in_the_client": ("order_saga", "attempts_accounted", 45),
     "intent_rederived_on_retry": ("order_saga", "intent_applied", 15),
     "gives_up_on_doubt": ("order_saga", "expected_outcome", 10),
+    "takeover_keeps_token": ("order_saga", "fencing", 3),
 }
 
 
@@ -161,6 +162,7 @@ CHECKER_MUTANT = {
     "attempts_accounted": "retried_in_the_client",
     "intent_applied": "intent_rederived_on_retry",
     "expected_outcome": "gives_up_on_doubt",
+    "fencing": "takeover_keeps_token",
 }
 
 

@@ -48,6 +48,12 @@ ALONE: dict[str, tuple[str, str, dict[str, object]]] = {
         "order_saga",
         {"crashes": _crash("charge", "effect.started")},
     ),
+    # killed after the charge's checkpoint: the next worker takes the lease over, token and all
+    "fencing": (
+        "takeover_keeps_token",
+        "order_saga",
+        {"crashes": _crash("ship", "step.begin")},
+    ),
 }
 
 

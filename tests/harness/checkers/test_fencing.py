@@ -1,0 +1,93 @@
+"""fencing on hand-built histories: the tokens committed checkpoints were written under, placed
+in the workers whose span on the world clock holds them."""
+
+from __future__ import annotations
+
+from killpoint.harness.checkers.fencing import check_fencing
+from killpoint.harness.history import History
+from killpoint.harness.protocol import CheckpointRecord
+from killpoint.harness.results import EvidenceRef
+from killpoint.harness.schedule import HitPoint
+from tests.harness.checkers.histories import (
+    WORKFLOW,
+    checkpoint,
+    completed_run,
+    schedule,
+    tampering,
+    unreadable,
+    worker,
+)
+
+CRASH = HitPoint(worker=0, step="charge", boundary="effect.started")
+
+
+def _taken_over(*tokens: int, times: tuple[float, ...] = (1, 2, 3, 11)) -> History:
+    """Worker 0 (t=0..5) writes #1-#3 and dies; worker 1 (t=10..15) writes #4."""
+    states = ("received", "order_validated", "charged", "verified")
+    cps = [
+        checkpoint(n, state, fencing_token=token, created_at=t)
+        for n, (state, token, t) in enumerate(zip(states, tokens, times, strict=True), 1)
+    ]
+    return completed_run(
+        schedule=schedule(crashes=[CRASH]),
+        workers=[worker(0, "killed", None), worker(1)],
+        checkpoints=cps,
+    )
+
+
+def test_a_new_token_for_each_holder_is_true() -> None:
+    verdict = check_fencing(_taken_over(0, 1, 1, 2), WORKFLOW)
+    assert verdict.valid is True
+    assert verdict.summary == "tokens 0..2, one holder each"
+
+
+def test_a_token_that_falls_is_a_write_under_a_superseded_token() -> None:
+    verdict = check_fencing(_taken_over(0, 2, 1, 3), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == (
+        "checkpoint #3 landed under token 1 after #2 was written under 2: a superseded token"
+    )
+    assert verdict.refs == [
+        EvidenceRef(kind="checkpoint", index=2),
+        EvidenceRef(kind="checkpoint", index=3),
+    ]
+
+
+def test_a_takeover_that_keeps_the_old_holder_s_token_is_false() -> None:
+    verdict = check_fencing(_taken_over(0, 1, 1, 1), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == (
+        "token 1 was written under by two workers that ran apart: a takeover kept the old "
+        "holder's token"
+    )
+    assert verdict.evidence == [
+        "checkpoint #2 (order_validated) under token 1 at t=2.0",
+        "checkpoint #4 (verified) under token 1 at t=11.0",
+    ]
+
+
+def test_one_token_inside_the_span_two_workers_share_is_consistent_with_either() -> None:
+    pair = _taken_over(0, 1, 1, 1, times=(1, 3, 4, 4.5)).model_copy(
+        update={"workers": [worker(0, "killed", None), worker(1, started_at=2.5)]}
+    )
+    assert check_fencing(pair, WORKFLOW).valid is True
+
+
+def test_a_tampered_checkpoint_is_the_attacker_s_write_and_left_out() -> None:
+    history = _taken_over(0, 2, 1, 3).model_copy(update={"tampered": [tampering("flip_byte")]})
+    assert check_fencing(history, WORKFLOW).valid is True
+
+
+def test_checkpoints_on_another_clock_are_not_placed_and_unknown() -> None:
+    history = _taken_over(0, 1, 1, 2, times=(1e9, 1e9, 1e9, 1e9))
+    verdict = check_fencing(history, WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "checkpoint #1's time falls in no worker's span"
+
+
+def test_without_tokens_or_a_reader_it_is_unknown() -> None:
+    bare: list[CheckpointRecord] = [checkpoint(1, "received", fencing_token=None)]
+    verdict = check_fencing(completed_run(checkpoints=bare), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "checkpoint #1 carries no fencing token"
+    assert check_fencing(unreadable(completed_run()), WORKFLOW).valid == "unknown"
