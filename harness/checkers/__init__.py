@@ -27,6 +27,7 @@ from collections.abc import Callable
 from killpoint.harness.checkers.attempts import check_attempts
 from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
+from killpoint.harness.checkers.compensation import check_compensation
 from killpoint.harness.checkers.completion import check_verified_completion
 from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.intent import check_intent
@@ -51,6 +52,7 @@ CHECKERS: dict[str, Checker] = {
     "intent_applied": check_intent,
     "expected_outcome": check_outcome,
     "fencing": check_fencing,
+    "single_compensation": check_compensation,
 }
 
 

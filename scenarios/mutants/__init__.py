@@ -151,5 +151,10 @@ MUTANTS: dict[str, EngineSpec] = {
             "001: a lease taken over from a lapsed holder keeps its fencing token",
             engine=oracle.TakeoverKeepsToken,
         ),
+        _mutant(
+            "compensation_repeated_on_resume",
+            "001: compensation assumed safe to repeat — a resumed undo is sent again",
+            kinds=oracle.CompensationRepeatedOnResume,
+        ),
     )
 }

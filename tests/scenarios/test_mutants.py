@@ -40,6 +40,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "intent_rederived_on_retry": ("order_saga", "intent_applied", 15),
     "gives_up_on_doubt": ("order_saga", "expected_outcome", 10),
     "takeover_keeps_token": ("order_saga", "fencing", 3),
+    "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
 }
 
 
@@ -163,6 +164,7 @@ CHECKER_MUTANT = {
     "intent_applied": "intent_rederived_on_retry",
     "expected_outcome": "gives_up_on_doubt",
     "fencing": "takeover_keeps_token",
+    "single_compensation": "compensation_repeated_on_resume",
 }
 
 

@@ -54,6 +54,12 @@ ALONE: dict[str, tuple[str, str, dict[str, object]]] = {
         "order_saga",
         {"crashes": _crash("ship", "step.begin")},
     ),
+    # killed after the refund reached the service: the resumed worker refunds again
+    "single_compensation": (
+        "compensation_repeated_on_resume",
+        "order_saga_refund",
+        {"crashes": _crash("refund", "transport.response_received")},
+    ),
 }
 
 
