@@ -373,6 +373,21 @@ CASES: tuple[NamedCase, ...] = (
         "the gate before any attempt.",
         _all(_status("completed"), _grants(2), _once("payments", "refund")),
     ),
+    NamedCase(
+        "handoff_expires_during_downtime",
+        "000: At branch and handoff boundaries (a deadline that passes while the receiver is down)",
+        _schedule(
+            "handoff",
+            "handoff_expires_during_downtime",
+            crashes=[_crash("accept_contract", "step.begin")],
+            downtime_s=7200.0,
+        ),
+        "The receiver refuses the expired handoff rather than continuing on it: nothing published.",
+        _all(
+            _status("needs_review"),
+            lambda h: None if _sends(h, "publisher", "publish") == 0 else "published anyway",
+        ),
+    ),
 )
 
 BY_NAME = {case.name: case for case in CASES}

@@ -14,10 +14,12 @@ engine we do not own exactly as they judge ours. Each returns a `Verdict`, by on
   proves a violation: the halves that read the services' journals judge an engine without a
   reader all the same.
 
-So `single_effect` and `progress`, whose evidence is the harness's own record (the journals,
-the workers, the outcome each worker returned), always judge; `monotonic_sequence` needs the
-engine's checkpoints; `budget_preserved`, `authority` and `verified_completion` judge their
-journal halves anywhere and answer unknown for the half they cannot see.
+So `single_effect`, `progress` and `single_compensation`, whose evidence is the harness's own
+record (the journals, the workers, the outcome each worker returned), always judge;
+`monotonic_sequence` and `fencing` need the engine's checkpoints; `budget_preserved`,
+`authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`
+and `handoff_terms` judge their journal halves anywhere and answer unknown for the half they
+cannot see.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.compensation import check_compensation
 from killpoint.harness.checkers.completion import check_verified_completion
 from killpoint.harness.checkers.fencing import check_fencing
+from killpoint.harness.checkers.handoff import check_handoff
 from killpoint.harness.checkers.intent import check_intent
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
@@ -53,6 +56,7 @@ CHECKERS: dict[str, Checker] = {
     "expected_outcome": check_outcome,
     "fencing": check_fencing,
     "single_compensation": check_compensation,
+    "handoff_terms": check_handoff,
 }
 
 

@@ -156,5 +156,10 @@ MUTANTS: dict[str, EngineSpec] = {
             "001: compensation assumed safe to repeat — a resumed undo is sent again",
             kinds=oracle.CompensationRepeatedOnResume,
         ),
+        _mutant(
+            "clock_of_the_checkpoint",
+            "000: a resumed step reads the time of its checkpoint, not the clock",
+            kinds=oracle.ClockOfTheCheckpoint,
+        ),
     )
 }

@@ -41,6 +41,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "gives_up_on_doubt": ("order_saga", "expected_outcome", 10),
     "takeover_keeps_token": ("order_saga", "fencing", 3),
     "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
+    "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
 }
 
 
@@ -165,6 +166,7 @@ CHECKER_MUTANT = {
     "expected_outcome": "gives_up_on_doubt",
     "fencing": "takeover_keeps_token",
     "single_compensation": "compensation_repeated_on_resume",
+    "handoff_terms": "clock_of_the_checkpoint",
 }
 
 

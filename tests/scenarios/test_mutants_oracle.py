@@ -60,6 +60,12 @@ ALONE: dict[str, tuple[str, str, dict[str, object]]] = {
         "order_saga_refund",
         {"crashes": _crash("refund", "transport.response_received")},
     ),
+    # the receiver is down for two hours of a one-hour handoff, then reads the old time
+    "handoff_terms": (
+        "clock_of_the_checkpoint",
+        "handoff",
+        {"crashes": _crash("accept_contract", "step.begin"), "downtime_s": 7200.0},
+    ),
 }
 
 
