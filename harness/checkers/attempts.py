@@ -10,8 +10,9 @@ it (its key, else a business key among its arguments, else its arguments as the 
 
 It needs the ledger: without a history reader only the budget half judges (one operation seen
 more often than the budget allows is false, as the journal alone proves), and the rest is
-unknown. Under duplicated deliveries a count over the ledger's proves nothing (the copies are
-the network's, not the engine's), so it is then unknown.
+unknown. The copies a duplicating network delivered are the network's, not the engine's, and
+are not counted; where another rule shares their operation a copy could be a retry in place,
+so a count over the ledger's is then unknown.
 """
 
 from __future__ import annotations

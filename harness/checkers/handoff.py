@@ -9,9 +9,13 @@ on the world clock. Against those: every acceptance comes before the deadline, a
 to a service after the handoff was sent follows an acceptance and comes before the deadline
 (work delivered on expired terms is acted on all the same).
 
-No handoff boundary: nothing was handed off, true. An acceptance whose terms are not visible
-(no history reader, or no trusted checkpoint carries the receiving step's output with a
-deadline) is unknown, unless the journal already proves a write on a handoff never accepted.
+The reference's receiver checks the deadline only when it accepts: a pause longer than the
+terms between acceptance and publication makes it publish late, which this calls false (no run
+of the main job pauses that long; the engine or the scenario should re-validate the handoff on
+resume, as approvals are). No handoff boundary: nothing was handed off, true. An acceptance
+whose terms are not visible (no history reader, or no trusted checkpoint carries the receiving
+step's output with a deadline) is unknown, unless the journal already proves a write on a
+handoff never accepted.
 """
 
 from __future__ import annotations
