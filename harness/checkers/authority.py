@@ -20,19 +20,19 @@ from killpoint.harness.checkers._common import (
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History, TamperRecord
 from killpoint.harness.results import EvidenceRef, Verdict
+from killpoint.harness.tampering import TAMPER_KINDS, refused
 
 NAME = "authority"
-# Tampering the loader must refuse; a legacy checkpoint that migrates cleanly is not one.
-UNTRUSTED = frozenset(
-    {"flip_byte", "wrong_tenant", "unsupported_schema", "legacy_unsafe", "output_altered"}
-)
+# Tampering the loader must refuse, as the table says; a legacy checkpoint that migrates
+# cleanly is not one. Kinds registered later are judged by `refused`, read at each check.
+UNTRUSTED = frozenset(k.name for k in TAMPER_KINDS.values() if k.refused)
 
 
 def check_authority(history: History, workflow: Workflow) -> Verdict:
     expired = _expired_approval(history)
     if expired is not None:
         return expired
-    judged = [t for t in history.tampered if t.kind in UNTRUSTED]
+    judged = [t for t in history.tampered if refused(t.kind)]
     for tamper in judged:
         went_on = _went_on_from(history, tamper) if tamper.applied else None
         if went_on is not None:
