@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.engine import _schema as t
+from killpoint.harness.engine.integrity import canonical_json
 from killpoint.harness.engine.store import Store
 
 ARTIFACT_KINDS = (
@@ -23,9 +24,13 @@ ARTIFACT_KINDS = (
     "artifact_truncated",
     "artifact_swapped",
 )
-# where a workflow keeps a single artifact, a swap takes this one's place: a well-formed
-# artifact of the same media type, stored under its own hash, that this run never produced
-STRANGER = b'{"note":"an artifact of another run"}'
+
+
+def _stranger(like: bytes) -> bytes:
+    """Where a workflow keeps a single artifact, a swap puts this in its place: a well-formed
+    JSON artifact, stored under its own hash, that this run never produced (longer than the
+    one it replaces, so it is no truncation)."""
+    return canonical_json({"note": "an artifact of another run", "pad": "-" * len(like)})
 
 
 def tamper_artifact(store: Store, root: Path, workflow_id: str, kind: str) -> int:
@@ -70,8 +75,9 @@ def _swap(folder: FolderArtifacts, paths: list[Path]) -> int:
         return 0
     contents = [p.read_bytes() for p in paths]
     if len(paths) == 1:
-        folder.put(STRANGER)
-        contents.append(STRANGER)
+        stranger = _stranger(contents[0])
+        folder.put(stranger)
+        contents.append(stranger)
     for path, data in zip(paths, contents[1:] + contents[:1], strict=False):
         path.write_bytes(data)
     return len(paths)

@@ -199,5 +199,10 @@ MUTANTS: dict[str, EngineSpec] = {
             "000: an artifact's bytes need only hash to one of the run's artifacts",
             kinds=tamper.AnyKnownArtifact,
         ),
+        _mutant(
+            "artifact_cut_short_reused",
+            "000: an artifact shorter than recorded is taken for an upload in flight and reused",
+            kinds=tamper.InFlightUploadTrusted,
+        ),
     )
 }

@@ -4,7 +4,8 @@ Each is the reference engine with one seam overridden, written from seed 000's f
 ("Checkpoint record is tampered", "Checkpoint schema is old", "Artifact is missing or hash
 differs"): a loader that checks the seal but not what the seal vouches for (the tenant, the
 workflow, the sequence), a migration that defaults one missing security field, and artifact
-reads that check something cheaper than the hash.
+reads that check something cheaper than the hash (the size), accept any of the run's
+artifacts, or take a file cut short for an upload still in flight.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from killpoint.harness.contract.artifacts import ArtifactStore, FolderArtifacts
 from killpoint.harness.contract.context import StepContext
 from killpoint.harness.contract.errors import ArtifactError
-from killpoint.harness.contract.records import BudgetLimits
+from killpoint.harness.contract.records import ArtifactRef, BudgetLimits
 from killpoint.harness.contract.workflow import Step, Transition
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.errors import IntegrityError, QuarantinedError, WrongTenantError
@@ -184,3 +186,43 @@ class AnyKnownArtifact(Steps):
         ctx = super().context(session, cp, step)
         known = {ref.sha256 for ref in ctx.artifact_refs.values()}
         return dataclasses.replace(ctx, store=_AnyKnownHash(ctx.store, known))
+
+
+class _SizeRecorded:
+    """The run's artifact folder, writing each artifact's size beside it as it is stored."""
+
+    def __init__(self, inner: ArtifactStore) -> None:
+        assert isinstance(inner, FolderArtifacts)
+        self.inner = inner
+
+    def put(self, data: bytes) -> tuple[str, str]:
+        sha, uri = self.inner.put(data)
+        _size_path(self.inner, sha).write_text(str(len(data)))
+        return sha, uri
+
+    def get(self, sha256: str) -> bytes:
+        return self.inner.get(sha256)
+
+    def cut_short(self, sha256: str) -> bool:
+        """Whether the file is shorter than the size recorded when it was stored."""
+        size, path = _size_path(self.inner, sha256), self.inner.path(sha256)
+        return size.exists() and path.exists() and path.stat().st_size < int(size.read_text())
+
+
+class InFlightUploadTrusted(Steps):
+    """000: an artifact shorter than recorded taken for an upload still in flight, and reused
+    as recorded (the other writer will finish it) instead of re-hashed and built again."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.artifacts = _SizeRecorded(self.artifacts)
+
+    def expensive(self, session: Session, cp: Checkpoint, transition: Transition) -> Change:
+        step = transition.step
+        recorded = self.store.artifact(cp.workflow_id, step.name)
+        assert isinstance(self.artifacts, _SizeRecorded)
+        if recorded is None or not self.artifacts.cut_short(recorded[0]):
+            return super().expensive(session, cp, transition)
+        sha, uri, media_type = recorded
+        ref = ArtifactRef(uri=uri, sha256=sha, media_type=media_type, produced_by=step.name)
+        return Change(transition.target, artifacts={step.name: ref})
