@@ -15,6 +15,7 @@ Faults change the outcome only these ways; anything else is false — a run that
 |                  | service the schedule faulted, read after it and never seen                   |
 | needs_review     | an artifact tampered with, or served corrupt or missing                       |
 | needs_review     | a handoff sent and never accepted in a run with faults (its terms may lapse) |
+| needs_review     | a handoff accepted whose deadline passed before the run ended                |
 | budget_exhausted | every attempt spent (ledger, or services), the clock past the run's deadline, |
 |                  | or a checkpoint's budget with no steps or cost left                          |
 
@@ -29,6 +30,7 @@ from collections.abc import Callable
 
 from killpoint.fake_services.faults import FaultMode
 from killpoint.harness.checkers._common import READABLE, is_mutation, ok, unknown, violated
+from killpoint.harness.checkers.handoff import handoff_deadline
 from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
 from killpoint.harness.contract.records import is_terminal
 from killpoint.harness.contract.workflow import Workflow
@@ -160,6 +162,18 @@ def _handoff_refused(history: History) -> Why:
     return True, "the receiver refused the handoff it was sent"
 
 
+def _handoff_expired(history: History) -> Why:
+    accepted = {h.step for h in history.hits if h.boundary == HANDOFF_ACCEPTED and h.step}
+    if not accepted:
+        return None
+    deadline = handoff_deadline(history, accepted)
+    if deadline is None:
+        return "unknown", "the accepted handoff's deadline is not visible"
+    if history.workers and max(w.ended_at for w in history.workers) >= deadline:
+        return True, f"the accepted handoff's terms expired at t={deadline:.1f}"
+    return None
+
+
 def _budget_spent(history: History) -> Why:
     limits = history.limits
     sends = [r for r in history.requests if is_mutation(r) and r.service != "artifacts"]
@@ -182,6 +196,13 @@ def _budget_spent(history: History) -> Why:
 
 EXPLANATIONS: dict[str, tuple[Callable[[History], Why], ...]] = {
     "quarantined": (_refused_tampering, _deploy),
-    "needs_review": (_in_doubt, _withheld, _artifact_damaged, _handoff_refused, _refused_tampering),
+    "needs_review": (
+        _in_doubt,
+        _withheld,
+        _artifact_damaged,
+        _handoff_refused,
+        _handoff_expired,
+        _refused_tampering,
+    ),
     "budget_exhausted": (_budget_spent,),
 }

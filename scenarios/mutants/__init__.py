@@ -163,6 +163,11 @@ MUTANTS: dict[str, EngineSpec] = {
             "000: a resumed step reads the time of its checkpoint, not the clock",
             kinds=oracle.ClockOfTheCheckpoint,
         ),
+        _mutant(
+            "terms_checked_only_on_acceptance",
+            "000: a handoff's terms checked when it is accepted, not again before acting on it",
+            kinds=oracle.TermsCheckedOnlyOnAcceptance,
+        ),
         # -- tampering: each caught by one kind in harness.tampering's table ------------------
         _mutant(
             "seal_not_tenant",

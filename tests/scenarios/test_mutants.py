@@ -42,6 +42,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "takeover_keeps_token": ("order_saga", "fencing", 3),
     "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
     "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
+    "terms_checked_only_on_acceptance": ("handoff", "handoff_terms", 3),
     # tampering (scenarios/mutants/tamper.py): each caught on its tamper kind's named case
     "seal_not_tenant": ("order_saga", "authority", 12),
     "seal_not_workflow": ("order_saga", "authority", 12),
