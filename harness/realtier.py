@@ -44,6 +44,9 @@ class SharedMemoryClock:
     def now(self) -> float:
         return float(self._value.value)
 
+    def set(self, t: float) -> None:
+        self._value.value = t
+
     def sleep(self, seconds: float) -> None:
         self.advance(seconds)
 
@@ -90,6 +93,8 @@ def open_real_world(workdir: str | Path, store_url: str | None = None) -> World:
         store=store_for(root, store_url),
         services=RealServices(root / "journal.sqlite", clock),
         clock=clock,
+        store_url=store_url,
+        root=root,
     )
 
 
@@ -191,7 +196,9 @@ class RealRun(Run):
 
     def _fork(self, worker: int) -> _Standby:
         """A worker process, set up (store, journal, engine, client) and waiting for its go."""
-        folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=self.world.workdir))
+        workers = self.world.workdir / "workers"  # emptied before each run
+        workers.mkdir(exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=workers))
         paths = (folder / "hits.jsonl", folder / "result.json", folder / "grants.jsonl")
         if self.engine.prepare is not None:  # open (and warm) what the children inherit
             self.engine.prepare(self.world.store)
@@ -272,7 +279,6 @@ def run_schedule_real(
     """Run one schedule with forked, SIGKILLed workers against real HTTP services."""
     if schedule.interleave is not None:
         raise KillpointError("interleaved workers run in the in-process tier only")
-    world.services.reset()
+    world.begin_run(engine)
     world.services.set_plan(schedule.network)
-    world.runs += 1
     return RealRun(world, scenario, schedule, engine).execute()

@@ -291,7 +291,6 @@ class Run:
 def run_schedule(
     world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
-    world.services.reset()
+    world.begin_run(engine)
     world.services.set_plan(schedule.network)
-    world.runs += 1
     return Run(world, scenario, schedule, engine).execute()
