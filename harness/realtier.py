@@ -17,6 +17,7 @@ import os
 import signal
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Literal
 
@@ -153,6 +154,9 @@ class RealRun(Run):
             self._standby[worker + 1] = self._fork(worker + 1)
         _, status = os.waitpid(standby.pid, 0)
         hits, result = self._collect(standby)
+        if "failure" in result:
+            error, trace = result.pop("failure")
+            result["error"] = self.keep_failure(f"worker {worker}", error, trace)
         end, reason = _ending(status, hits, result)
         record = WorkerRecord(
             worker=worker,
@@ -236,6 +240,9 @@ class RealRun(Run):
                 result = {"error": f"unexpected in-process death {killed}"}
             except KillpointError as exc:
                 result = {"error": f"{type(exc).__name__}: {exc}"}
+            except Exception as exc:  # the engine's own failure, for the parent to keep
+                error = f"{type(exc).__name__}: {exc}"
+                result = {"failure": [error, traceback.format_exc()]}
             result_path.write_text(json.dumps(result))
         except BaseException:
             code = 70
