@@ -98,6 +98,7 @@ class World:
     store_url: str | None = None  # as the world was opened with: how a fresh store is made
     root: Path | None = None  # the harness's own folder (the store's work folder by default)
     _own: StoreHandle | None = field(default=None, repr=False)  # a fresh store of one run
+    _first: StoreHandle | None = field(default=None, repr=False)  # the store it opened with
 
     @classmethod
     def open(cls, workdir: str | Path, store_url: str | None = None) -> World:
@@ -138,6 +139,7 @@ class World:
             return
         fresh = store_for(self.workdir / "stores" / str(self.runs), url, self.tenant)
         self.store.shared.close()
+        self._first = self._first or self.store
         self._drop_own()
         self.store = self._own = fresh
 
@@ -159,6 +161,7 @@ class World:
         try:
             self.store.shared.close()
             self._drop_own()
+            self.store = self._first or self.store  # whose database its opener may drop
         finally:
             self.services.close()
 
