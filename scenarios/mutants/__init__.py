@@ -10,7 +10,7 @@ Seed 000, "Common Checkpointing Mistakes", and seed 001, "Common pitfalls", name
 come from the seeds' fault-injection tables (fencing, compare-and-swap, integrity, schemas,
 approvals, verification), which say what a correct engine must do instead. Those in `oracle.py`
 make mistakes only the later invariants see (attempts, bodies, outcome, fencing, compensation,
-handoffs).
+handoffs); the one in `failure.py` raises an exception of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
-from killpoint.scenarios.mutants import ledger, oracle, resume, steps, store
+from killpoint.scenarios.mutants import failure, ledger, oracle, resume, steps, store
 
 __all__ = ["MUTANTS"]
 
@@ -165,6 +165,13 @@ MUTANTS: dict[str, EngineSpec] = {
             "terms_checked_only_on_acceptance",
             "000: a handoff's terms checked when it is accepted, not again before acting on it",
             kinds=oracle.TermsCheckedOnlyOnAcceptance,
+        ),
+        # an engine failing with an exception of its own (issue 13, item 6)
+        _mutant(
+            "artifact_parsed_before_hash_check",
+            "000: an altered artifact parsed before its hash is checked — the parser's error "
+            "escapes",
+            kinds=failure.ArtifactParsedBeforeHashCheck,
         ),
     )
 }
