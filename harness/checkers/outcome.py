@@ -30,18 +30,17 @@ from collections.abc import Callable
 
 from killpoint.fake_services.faults import FaultMode
 from killpoint.harness.checkers._common import READABLE, is_mutation, ok, unknown, violated
-from killpoint.harness.checkers.authority import UNTRUSTED
 from killpoint.harness.checkers.handoff import handoff_deadline
 from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
 from killpoint.harness.contract.records import is_terminal
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import Valid, Verdict
+from killpoint.harness.tampering import TAMPER_KINDS, refused
 
 NAME = "expected_outcome"
 # (True, why): the fault explains the end; ("unknown", why): it might, the evidence is missing
 Why = tuple[Valid, str] | None
-MIGRATES = frozenset({"legacy_v2"})  # a tampering the loader should accept: changes nothing
 ARTIFACT_FAULTS = frozenset({FaultMode.CORRUPT_ARTIFACT, FaultMode.MISSING_ARTIFACT})
 
 
@@ -68,11 +67,10 @@ def check_outcome(history: History, workflow: Workflow) -> Verdict:
 
 
 def _refused_tampering(history: History) -> Why:
-    for t in history.tampered:
-        if t.kind in UNTRUSTED and t.applied:
+    for t in history.staged:
+        if refused(t.kind):
             return True, f"checkpoint #{t.sequence} was tampered with ({t.kind})"
-    known = UNTRUSTED | MIGRATES
-    strange = [t.kind for t in history.staged if t.kind not in known and not _artifact(t.kind)]
+    strange = [t.kind for t in history.staged if t.kind not in TAMPER_KINDS]
     if strange:
         return "unknown", f"a tampering of kind {strange[0]} may change the outcome"
     return None
@@ -142,7 +140,9 @@ def _withheld(history: History) -> Why:
 
 
 def _artifact(kind: str) -> bool:
-    return kind.startswith("artifact")
+    """A tampering after which the table lets a correct engine stop for review."""
+    row = TAMPER_KINDS.get(kind)
+    return row is not None and row.explains("needs_review")
 
 
 def _artifact_damaged(history: History) -> Why:
