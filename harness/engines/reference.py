@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 from collections.abc import Mapping
 from typing import Any
 
@@ -203,11 +204,18 @@ def prepare(handle: StoreHandle) -> None:
     open_store(handle).warm()
 
 
+def reset(handle: StoreHandle) -> None:
+    """Before each run: the store's rows and the artifact files, gone."""
+    open_store(handle).clear()
+    shutil.rmtree(handle.workdir / "artifacts", ignore_errors=True)
+
+
 REFERENCE = EngineSpec(
     name="reference",
     factory=reference_factory,
     reader=read_history,
     tamper=tamper,
     prepare=prepare,
+    reset=reset,
     ref="reference",
 )

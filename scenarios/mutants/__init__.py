@@ -12,7 +12,8 @@ approvals, verification), which say what a correct engine must do instead. Those
 make mistakes only the later invariants see (attempts, bodies, outcome, fencing, compensation,
 handoffs); those in `tamper.py` mistakes only a realistic tampering exposes (a validly sealed
 checkpoint of another tenant, workflow or sequence; one legacy security field missing; an
-artifact damaged without changing its size, or swapped for another of the run's).
+artifact damaged without changing its size, or swapped for another of the run's); the one in
+`failure.py` raises an exception of its own.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
-from killpoint.scenarios.mutants import ledger, oracle, resume, steps, store, tamper
+from killpoint.scenarios.mutants import failure, ledger, oracle, resume, steps, store, tamper
 
 __all__ = ["MUTANTS"]
 
@@ -167,6 +168,13 @@ MUTANTS: dict[str, EngineSpec] = {
             "terms_checked_only_on_acceptance",
             "000: a handoff's terms checked when it is accepted, not again before acting on it",
             kinds=oracle.TermsCheckedOnlyOnAcceptance,
+        ),
+        # an engine failing with an exception of its own (issue 13, item 6)
+        _mutant(
+            "artifact_parsed_before_hash_check",
+            "000: an altered artifact parsed before its hash is checked — the parser's error "
+            "escapes",
+            kinds=failure.ArtifactParsedBeforeHashCheck,
         ),
         # -- tampering: each caught by one kind in harness.tampering's table ------------------
         _mutant(

@@ -43,6 +43,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
     "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
     "terms_checked_only_on_acceptance": ("handoff", "handoff_terms", 3),
+    "artifact_parsed_before_hash_check": ("research_publish", "engine_failure", 5),
     # tampering (scenarios/mutants/tamper.py): each caught on its tamper kind's named case
     "seal_not_tenant": ("order_saga", "authority", 12),
     "seal_not_workflow": ("order_saga", "authority", 12),
@@ -177,6 +178,7 @@ CHECKER_MUTANT = {
     "fencing": "takeover_keeps_token",
     "single_compensation": "compensation_repeated_on_resume",
     "handoff_terms": "clock_of_the_checkpoint",
+    "engine_failure": "artifact_parsed_before_hash_check",
 }
 
 
