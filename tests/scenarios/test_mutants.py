@@ -38,7 +38,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "compensation_as_rollback": ("order_saga_refund", "single_effect", 2),
     "retried_in_the_client": ("order_saga", "attempts_accounted", 45),
     "intent_rederived_on_retry": ("order_saga", "intent_applied", 20),
-    "gives_up_on_doubt": ("order_saga", "expected_outcome", 16),
+    "gives_up_on_doubt": ("order_saga", "expected_outcome", 15),
     "takeover_keeps_token": ("order_saga", "fencing", 3),
     "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
     "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
