@@ -31,7 +31,7 @@ from killpoint.harness.engine.rows import StepOutput
 from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog, Store
-from killpoint.harness.engine.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
+from killpoint.harness.engine.tamper import stage
 from killpoint.harness.protocol import CheckpointRecord, EngineSpec, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
 
@@ -191,13 +191,11 @@ def read_history(handle: StoreHandle) -> StoreReader:
     return StoreReader(open_store(handle), handle.tenant)
 
 
-def tamper(handle: StoreHandle, workflow_id: str, kind: str) -> int:
-    """Alter what the last worker left: the latest checkpoint, an output row or an artifact."""
-    store = open_store(handle)
-    if kind in ARTIFACT_KINDS:
-        tamper_artifact(store, artifacts_of(handle).root, workflow_id, kind)
-        return store.workflow(workflow_id).sequence
-    return tamper_latest(store, workflow_id, kind, SecretRef())
+def tamper(handle: StoreHandle, workflow_id: str, kind: str) -> int | None:
+    """Alter what the last worker left (the latest checkpoint, an output row, an artifact), as
+    the harness's table of kinds describes; None declines a kind this engine cannot stage or
+    that has nothing to alter in this run."""
+    return stage(open_store(handle), artifacts_of(handle).root, workflow_id, kind, SecretRef())
 
 
 def prepare(handle: StoreHandle) -> None:
