@@ -296,9 +296,8 @@ class Run:
     def read(self) -> tuple[HistoryReader, bool]:
         """The engine's records as its reader gives them, all at once; none (unreadable) when
         the reader fails, which is the engine's failure."""
-        reader = self.engine.history_reader(self.world.store)
         try:
-            read = Recorded(reader, self.workflow_id)
+            read = Recorded(self.engine.history_reader(self.world.store), self.workflow_id)
         except Exception as exc:
             self.failed("history reader", exc)
             return NoHistory(), False
