@@ -217,5 +217,10 @@ MUTANTS: dict[str, EngineSpec] = {
             "000: an artifact shorter than recorded is taken for an upload in flight and reused",
             kinds=tamper.InFlightUploadTrusted,
         ),
+        _mutant(
+            "ledger_row_trusted_without_log",
+            "001: a ledger row that says prepared is taken as never sent, whatever its log says",
+            engine=tamper.LedgerTrustedAsItStands,
+        ),
     )
 }

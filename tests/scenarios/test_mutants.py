@@ -53,6 +53,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "artifact_size_not_hash": ("research_publish", "expected_recovery", 12),
     "artifact_any_known_hash": ("handoff", "expected_recovery", 8),
     "artifact_cut_short_reused": ("expensive_reuse", "expected_recovery", 5),
+    "ledger_row_trusted_without_log": ("email", "single_effect", 6),
 }
 
 
