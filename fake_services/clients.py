@@ -62,6 +62,11 @@ class PaymentsClient:
         except NotFound:
             return None
 
+    def charges_by_order(self, order_id: str) -> list[Charge]:
+        """Every charge under `order_id`, other customers' too, oldest first."""
+        response = _send(self.http, "GET", "/payments/charges", params={"order_id": order_id})
+        return [Charge.model_validate(charge) for charge in response.json()["charges"]]
+
     def refund(self, idempotency_key: str, charge_id: str, amount_cents: int) -> Refund:
         body = {"charge_id": charge_id, "amount_cents": amount_cents}
         response = _send(

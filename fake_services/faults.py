@@ -60,6 +60,7 @@ OPERATIONS: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
     (method, re.compile(pattern), service, operation)
     for method, pattern, service, operation in (
         ("POST", r"/payments/charges", "payments", "create_charge"),
+        ("GET", r"/payments/charges", "payments", "charges_by_order"),
         ("GET", r"/payments/charges/by-key/[^/]+", "payments", "charge_by_key"),
         ("POST", r"/payments/refunds", "payments", "refund"),
         ("GET", r"/payments/refunds/by-key/[^/]+", "payments", "refund_by_key"),

@@ -1,9 +1,11 @@
 """payments: the idempotent service (Stripe-like ``Idempotency-Key``).
 
-The well-behaved downstream: a retry with the same key and the same body replays the original
-response and applies nothing; the same key with a different body is a client bug and gets a 422.
-Refunds are the compensation of a charge and are keyed the same way. Lookups by key let an
-engine reconcile an unknown outcome before it decides to retry.
+The well-behaved downstream, held to Stripe's rules (README.md): a retry with the same key and
+the same body replays the original response and applies nothing; the same key with a different
+body is a client bug and gets Stripe's 400 ``idempotency_error``. Refunds are objects of their
+own, keyed the same way: several partial refunds of one charge are each applied, up to what is
+left of the charge. Lookups by key let an engine reconcile an unknown outcome before it decides
+to retry.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from killpoint.fake_services import realism
 from killpoint.fake_services._service import (
     Reply,
     RouteTable,
@@ -36,16 +39,51 @@ def _keyed_create(services: Services, kind: str, record: RequestRecord) -> Reply
     stored_fingerprint, document = seen
     if stored_fingerprint != record.fingerprint:
         return error(
-            422,
-            "idempotency_key_reused",
-            message="this Idempotency-Key was used with a different request body",
+            400,
+            "idempotency_error",
+            message="Keys for idempotent requests can only be used with the same parameters"
+            " they were first used with",
             idempotency_key=record.idempotency_key,
         )
     return Reply(201, document, outcome="replayed", headers={"idempotent-replayed": "true"})
 
 
+def _with_neighbours(services: Services, order_id: str) -> None:
+    """Put other customers' charges under `order_id` in place the first time it is named.
+
+    Order ids are unique per shop, not per payment account, so a real account already holds
+    other customers' charges under the run's order ids. They are written on the order id's
+    first mention (a charge or a search), before anything the run does with it, and never
+    journaled: they are the world the run starts in, not its effects."""
+    state = services.state
+    if state.get("neighbours", order_id) is not None:
+        return
+    state.insert("neighbours", order_id, {})
+    now = services.clock.now()
+    for other in realism.neighbours(realism.ACTIVE, order_id):
+        charge = Charge(
+            id=state.next_id("charge", "ch"),
+            order_id=order_id,
+            amount_cents=other.amount_cents,
+            currency="EUR",
+            status="succeeded",
+            idempotency_key=other.idempotency_key,
+            created_at=now - other.age_s,
+            customer=other.customer,
+        )
+        state.insert(
+            "charge",
+            charge.id,
+            charge.model_dump(),
+            idempotency_key=other.idempotency_key,
+            lookup=order_id,
+            fingerprint="",
+        )
+
+
 def _charge(services: Services, parsed: ChargeRequest, record: RequestRecord) -> Reply:
     state = services.state
+    _with_neighbours(services, parsed.order_id)
     charge = Charge(
         id=state.next_id("charge", "ch"),
         status="succeeded",
@@ -90,8 +128,10 @@ def _refund(services: Services, parsed: RefundRequest, record: RequestRecord) ->
     if charge is None:
         return error(404, "not_found", charge_id=parsed.charge_id)
     refunded = sum(r["amount_cents"] for r in state.by_lookup("refund", parsed.charge_id))
-    if refunded + parsed.amount_cents > charge["amount_cents"]:
-        return error(422, "refund_exceeds_charge", refunded_cents=refunded)
+    remaining = charge["amount_cents"] - refunded
+    if parsed.amount_cents > remaining:  # Stripe refuses only what exceeds the unrefunded rest
+        code = "charge_already_refunded" if remaining == 0 else "refund_exceeds_remaining"
+        return error(400, code, refunded_cents=refunded, remaining_cents=remaining)
     refund = Refund(
         id=state.next_id("refund", "re"),
         status="succeeded",
@@ -130,6 +170,27 @@ async def refund(services: Services, request: Request) -> Response:
     )
 
 
+async def charges_by_order(services: Services, request: Request) -> Response:
+    """Every charge of the account under an order id, oldest first (Stripe's charge search by
+    `metadata['order_id']`): other customers' ones included, each with its `customer`."""
+    order_id = request.query_params.get("order_id")
+
+    def work(record: RequestRecord, fault: Fault | None) -> Reply:
+        if not order_id:
+            return error(422, "invalid_request", message="query parameter order_id is required")
+        _with_neighbours(services, order_id)
+        return Reply(200, {"charges": services.state.by_lookup("charge", order_id)})
+
+    return await services.handle(
+        request,
+        service="payments",
+        operation="charges_by_order",
+        business_key=order_id,
+        body={"order_id": order_id},
+        work=work,
+    )
+
+
 async def _by_key(services: Services, request: Request, kind: str, operation: str) -> Response:
     """A charge or refund by the idempotency key it was created with (404 if none was)."""
     key = request.path_params["key"]
@@ -162,6 +223,7 @@ async def refund_by_key(services: Services, request: Request) -> Response:
 
 ROUTES: RouteTable = (
     ("POST", "/payments/charges", create_charge),
+    ("GET", "/payments/charges", charges_by_order),
     ("GET", "/payments/charges/by-key/{key}", charge_by_key),
     ("POST", "/payments/refunds", refund),
     ("GET", "/payments/refunds/by-key/{key}", refund_by_key),

@@ -1,16 +1,43 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx
 
 from killpoint.fake_services import InProcessServices, PublisherClient
+from killpoint.fake_services.realism import ACTIVE, LAG_MAX_S, visibility_lag_s
 from tests.fake_services.conftest import plan, rule
 
 
-def test_publication_is_visible_at_once_by_default(http: httpx.Client) -> None:
+def test_a_publication_with_no_lag_drawn_is_visible_at_once(http: httpx.Client) -> None:
+    assert visibility_lag_s(ACTIVE, "doc-1", 1) == 0
     publisher = PublisherClient(http)
     published = publisher.publish("doc-1", "hello")
     assert publisher.read("doc-1") == published
     assert publisher.read("doc-2") is None
+
+
+def test_lags_are_a_distribution_drawn_per_publication_the_same_on_every_run() -> None:
+    lags = [visibility_lag_s(ACTIVE, f"doc-{n}", 1) for n in range(400)]
+    assert lags == [visibility_lag_s(ACTIVE, f"doc-{n}", 1) for n in range(400)]
+    late = [lag for lag in lags if lag > 0]
+    assert 0.25 < len(late) / len(lags) < 0.55
+    assert len(set(late)) > 100 and max(late) <= LAG_MAX_S
+    assert visibility_lag_s(replace(ACTIVE, visibility_lag=False), "doc-1", 1) == 0
+
+
+def test_a_lagging_publication_appears_once_the_clock_passes_its_lag(
+    services: InProcessServices, http: httpx.Client
+) -> None:
+    ref = next(f"doc-{n}" for n in range(100) if visibility_lag_s(ACTIVE, f"doc-{n}", 1) > 1)
+    lag = visibility_lag_s(ACTIVE, ref, 1)
+    publisher = PublisherClient(http)
+    publisher.publish(ref, "hello")
+    assert publisher.read(ref) is None
+    services.clock.advance(lag - 0.01)
+    assert publisher.read(ref) is None
+    services.clock.advance(0.01)
+    assert publisher.read(ref) is not None
 
 
 def test_withheld_publication_appears_once_the_clock_passes_t(
