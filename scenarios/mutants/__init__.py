@@ -10,7 +10,8 @@ Seed 000, "Common Checkpointing Mistakes", and seed 001, "Common pitfalls", name
 come from the seeds' fault-injection tables (fencing, compare-and-swap, integrity, schemas,
 approvals, verification), which say what a correct engine must do instead. Those in `oracle.py`
 make mistakes only the later invariants see (attempts, bodies, outcome, fencing, compensation,
-handoffs).
+handoffs); those in `services.py` only realistic services expose (lagging reads, other
+customers' objects).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
-from killpoint.scenarios.mutants import ledger, oracle, resume, steps, store
+from killpoint.scenarios.mutants import ledger, oracle, resume, services, steps, store
 
 __all__ = ["MUTANTS"]
 
@@ -160,6 +161,17 @@ MUTANTS: dict[str, EngineSpec] = {
             "clock_of_the_checkpoint",
             "000: a resumed step reads the time of its checkpoint, not the clock",
             kinds=oracle.ClockOfTheCheckpoint,
+        ),
+        # exposed by the services' realism rules (fake_services/realism.py)
+        _mutant(
+            "republished_when_not_yet_visible",
+            "001: a read right after the write taken as the truth — not yet visible is lost",
+            kinds=services.RepublishedWhenNotYetVisible,
+        ),
+        _mutant(
+            "charge_found_by_order_id",
+            "000: a charge in doubt looked up by its order id, another customer's taken as its own",
+            executor=services.ChargeFoundByOrderId,
         ),
     )
 }

@@ -42,6 +42,9 @@ PINS: dict[str, tuple[str, str, int]] = {
     "takeover_keeps_token": ("order_saga", "fencing", 3),
     "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
     "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
+    # exposed by the services' realism rules
+    "republished_when_not_yet_visible": ("order_saga", "single_effect", 10),
+    "charge_found_by_order_id": ("order_saga", "single_effect", 15),
 }
 
 
