@@ -2,10 +2,12 @@
 
 The well-behaved downstream, held to Stripe's rules (README.md): a retry with the same key and
 the same body replays the original response and applies nothing; the same key with a different
-body is a client bug and gets Stripe's 400 ``idempotency_error``. Refunds are objects of their
-own, keyed the same way: several partial refunds of one charge are each applied, up to what is
-left of the charge. Lookups by key let an engine reconcile an unknown outcome before it decides
-to retry.
+body is a client bug and gets Stripe's 400 ``idempotency_error``, and one that comes while the
+key's first request is still being processed gets Stripe's 409 ``idempotency_key_in_use``.
+Refunds are objects of their own, keyed the same way: several partial refunds of one charge are
+each applied, up to what is left of the charge. Lookups by key let an engine reconcile an
+unknown outcome before it decides to retry; a search by order id finds other customers' charges
+too (`realism.py`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from killpoint.fake_services._service import (
     parse,
     read_json,
 )
-from killpoint.fake_services.faults import Fault
+from killpoint.fake_services.faults import Fault, FaultMode
 from killpoint.fake_services.journal import RequestRecord
 from killpoint.fake_services.models import Charge, ChargeRequest, Refund, RefundRequest
 
@@ -33,6 +35,14 @@ def _keyed_create(services: Services, kind: str, record: RequestRecord) -> Reply
     """Replay or refuse a request whose idempotency key was seen before; None if it is new."""
     if record.idempotency_key is None:
         return None
+    busy = services.state.get("in_flight", f"{kind}:{record.idempotency_key}")
+    if busy is not None and record.time < busy["until"]:
+        return error(
+            409,
+            "idempotency_key_in_use",
+            message="another request with this Idempotency-Key is still being processed",
+            idempotency_key=record.idempotency_key,
+        )
     seen = services.state.by_idempotency_key(kind, record.idempotency_key)
     if seen is None:
         return None
@@ -81,6 +91,17 @@ def _with_neighbours(services: Services, order_id: str) -> None:
         )
 
 
+def _hold_key(services: Services, kind: str, record: RequestRecord, fault: Fault | None) -> None:
+    """A slow request keeps its key in flight until its reply is sent (`time + delay_s`)."""
+    if record.idempotency_key is None or fault is None or fault.mode is not FaultMode.SLOW:
+        return
+    key, held = f"{kind}:{record.idempotency_key}", {"until": record.time + fault.params["delay_s"]}
+    if services.state.get("in_flight", key) is None:
+        services.state.insert("in_flight", key, held)
+    else:
+        services.state.replace("in_flight", key, held)
+
+
 def _charge(services: Services, parsed: ChargeRequest, record: RequestRecord) -> Reply:
     state = services.state
     _with_neighbours(services, parsed.order_id)
@@ -110,7 +131,11 @@ async def create_charge(services: Services, request: Request) -> Response:
     def work(record: RequestRecord, fault: Fault | None) -> Reply:
         if isinstance(parsed, Reply):
             return parsed
-        return _keyed_create(services, "charge", record) or _charge(services, parsed, record)
+        refused = _keyed_create(services, "charge", record)
+        if refused is not None:
+            return refused
+        _hold_key(services, "charge", record, fault)
+        return _charge(services, parsed, record)
 
     return await services.handle(
         request,
@@ -158,7 +183,11 @@ async def refund(services: Services, request: Request) -> Response:
     def work(record: RequestRecord, fault: Fault | None) -> Reply:
         if isinstance(parsed, Reply):
             return parsed
-        return _keyed_create(services, "refund", record) or _refund(services, parsed, record)
+        refused = _keyed_create(services, "refund", record)
+        if refused is not None:
+            return refused
+        _hold_key(services, "refund", record, fault)
+        return _refund(services, parsed, record)
 
     return await services.handle(
         request,

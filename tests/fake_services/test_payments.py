@@ -5,7 +5,15 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from killpoint.fake_services import InProcessServices, NotFound, PaymentsClient, Rejected, realism
+from killpoint.fake_services import (
+    InProcessServices,
+    NotFound,
+    OutcomeUnknown,
+    PaymentsClient,
+    Rejected,
+    realism,
+)
+from tests.fake_services.conftest import plan, rule
 
 
 @pytest.fixture
@@ -123,3 +131,27 @@ def test_without_the_rule_the_account_holds_only_the_runs_charges(
 ) -> None:
     monkeypatch.setattr(realism, "ACTIVE", replace(realism.ACTIVE, other_customers=False))
     assert payments.charges_by_order("order-3") == []
+
+
+def test_a_key_whose_first_request_is_still_in_flight_gets_stripes_409(
+    services: InProcessServices, payments: PaymentsClient
+) -> None:
+    services.set_plan(plan(rule("payments", "create_charge", "slow", delay_s=60)))
+    with pytest.raises(OutcomeUnknown):  # the client gave up; the server is still at it
+        payments.create_charge("key-1", "order-1", 1200, "EUR")
+    with pytest.raises(OutcomeUnknown) as caught:  # a 409 may yet apply: unknown, not refused
+        payments.create_charge("key-1", "order-1", 1200, "EUR")
+    assert caught.value.status == 409
+    services.clock.advance(60)
+    charge = payments.create_charge("key-1", "order-1", 1200, "EUR")
+    assert [r.outcome for r in services.journal.requests()] == ["applied", "rejected", "replayed"]
+    assert [e.resource_id for e in services.journal.applied_effects()] == [charge.id]
+
+
+def test_a_slow_key_holds_back_only_itself(
+    services: InProcessServices, payments: PaymentsClient
+) -> None:
+    services.set_plan(plan(rule("payments", "create_charge", "slow", delay_s=60)))
+    with pytest.raises(OutcomeUnknown):
+        payments.create_charge("key-1", "order-1", 1200, "EUR")
+    assert payments.create_charge("key-2", "order-2", 1200, "EUR").order_id == "order-2"
