@@ -145,11 +145,19 @@ class FaultRule(BaseModel):
 
 
 class FaultPlan(BaseModel):
-    """An ordered list of rules; when several fire on one request, the first wins."""
+    """An ordered list of rules; when several fire on one request, the first wins.
+
+    ``seed`` seeds the services' realism draws (lags, other customers: ``realism.py``); the
+    harness gives each run its run id, so runs sample the draws and a replay repeats them."""
 
     model_config = ConfigDict(frozen=True)
 
     rules: tuple[FaultRule, ...] = ()
+    seed: str = ""
+
+    def seeded(self, seed: str) -> FaultPlan:
+        """This plan with `seed`, unless it names a seed of its own."""
+        return self if self.seed else self.model_copy(update={"seed": seed})
 
     @classmethod
     def of(cls, *rules: FaultRule) -> FaultPlan:

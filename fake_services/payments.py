@@ -68,9 +68,10 @@ def _with_neighbours(services: Services, order_id: str) -> None:
     state = services.state
     if state.get("neighbours", order_id) is not None:
         return
+    ordinal = state.count("neighbours") + 1
     state.insert("neighbours", order_id, {})
     now = services.clock.now()
-    for other in realism.neighbours(realism.ACTIVE, order_id):
+    for other in realism.neighbours(realism.ACTIVE, services.faults.plan.seed, ordinal):
         charge = Charge(
             id=state.next_id("charge", "ch"),
             order_id=order_id,

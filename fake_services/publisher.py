@@ -30,10 +30,10 @@ from killpoint.fake_services.journal import RequestRecord
 from killpoint.fake_services.models import Publication, PublicationRequest
 
 
-def _visibility(fault: Fault | None, ref: str, version: int) -> dict[str, Any] | None:
+def _visibility(fault: Fault | None, seed: str, ordinal: int) -> dict[str, Any] | None:
     """The plan's withheld visibility if it says so, else the seeded lag (None: at once)."""
     if fault is None or fault.mode is not FaultMode.WITHHELD_VISIBILITY:
-        lag = realism.visibility_lag_s(realism.ACTIVE, ref, version)
+        lag = realism.visibility_lag_s(realism.ACTIVE, seed, ordinal)
         return {"after_reads": None, "after_s": lag} if lag > 0 else None
     return {"after_reads": fault.params.get("after_reads"), "after_s": fault.params.get("after_s")}
 
@@ -58,12 +58,12 @@ async def publish(services: Services, request: Request) -> Response:
         if isinstance(parsed, Reply):
             return parsed
         publication = Publication(published_at=record.time, **parsed.model_dump())
-        resource_id = state.next_id("publication", "pub")
-        version = len(state.by_lookup("publication", parsed.ref)) + 1
+        ordinal = state.count("publication") + 1
+        resource_id = f"pub_{ordinal:06d}"
         stored = {
             "id": resource_id,
             "publication": publication.model_dump(),
-            "visibility": _visibility(fault, parsed.ref, version),
+            "visibility": _visibility(fault, services.faults.plan.seed, ordinal),
             "reads": 0,
         }
         state.insert("publication", resource_id, stored, lookup=publication.ref)

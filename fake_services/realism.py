@@ -3,9 +3,11 @@
 An engine tested against a service that answers every read at once and holds nothing but the
 run's own objects learns nothing about the reads that lag and the lookups that find a stranger's
 object. Each rule here can be switched off alone (`ACTIVE`), which is how a test shows that the
-rule, and nothing else, exposes a mistake. Every draw is a hash of the rule's seed and the
-business key it concerns, never of a clock or a counter: the same run gets the same lags and the
-same neighbours on every replay, while runs with other keys sample the distribution.
+rule, and nothing else, exposes a mistake. Every draw is a hash of the run's seed (the fault
+plan's, which the harness sets to the run id) and of the object's ordinal in the run, never of a
+clock or of the key's text: the same run gets the same lags and the same neighbours on every
+replay, runs with other seeds sample the distribution, and a run whose keys differ only by a
+run counter (a Hypothesis example) draws the same as its twin.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ class Realism:
     visibility_lag: bool = True
     # payments: other customers' charges already carry the run's order ids
     other_customers: bool = True
-    seed: int = 0
+    seed: str = ""  # mixed into every draw, with the run's own seed
 
 
 ACTIVE = Realism()
@@ -42,11 +44,11 @@ def _unit(*parts: object) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def visibility_lag_s(realism: Realism, ref: str, version: int) -> float:
-    """How long the `version`-th publication of `ref` stays invisible to reads (0: at once)."""
+def visibility_lag_s(realism: Realism, seed: str, ordinal: int) -> float:
+    """How long the run's `ordinal`-th publication stays invisible to reads (0: at once)."""
     if not realism.visibility_lag:
         return 0.0
-    u = _unit(realism.seed, "lag", ref, version)
+    u = _unit(realism.seed, seed, "lag", ordinal)
     if u < LAG_VISIBLE_AT_ONCE:
         return 0.0
     tail = (u - LAG_VISIBLE_AT_ONCE) / (1 - LAG_VISIBLE_AT_ONCE)
@@ -63,15 +65,16 @@ class Neighbour:
     age_s: float
 
 
-def neighbours(realism: Realism, order_id: str) -> list[Neighbour]:
-    """The one or two charges other customers made under `order_id` before the run began."""
+def neighbours(realism: Realism, seed: str, ordinal: int) -> list[Neighbour]:
+    """The one or two charges other customers made, before the run began, under the run's
+    `ordinal`-th order id."""
     if not realism.other_customers:
         return []
-    count = 1 + int(_unit(realism.seed, "count", order_id) * 2)
+    count = 1 + int(_unit(realism.seed, seed, "count", ordinal) * 2)
     found = []
     for n in range(count):
-        u = _unit(realism.seed, "neighbour", order_id, n)
-        tag = hashlib.sha256(f"{realism.seed}:{order_id}:{n}".encode()).hexdigest()[:12]
+        u = _unit(realism.seed, seed, "neighbour", ordinal, n)
+        tag = hashlib.sha256(f"{realism.seed}:{seed}:{ordinal}:{n}".encode()).hexdigest()[:12]
         found.append(
             Neighbour(
                 customer=f"cus_{tag}",

@@ -273,6 +273,6 @@ def run_schedule_real(
     if schedule.interleave is not None:
         raise KillpointError("interleaved workers run in the in-process tier only")
     world.services.reset()
-    world.services.set_plan(schedule.network)
+    world.services.set_plan(schedule.network.seeded(schedule.run_id))
     world.runs += 1
     return RealRun(world, scenario, schedule, engine).execute()

@@ -292,6 +292,6 @@ def run_schedule(
     world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
     world.services.reset()
-    world.services.set_plan(schedule.network)
+    world.services.set_plan(schedule.network.seeded(schedule.run_id))
     world.runs += 1
     return Run(world, scenario, schedule, engine).execute()
