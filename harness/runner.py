@@ -369,5 +369,5 @@ def run_schedule(
     world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
     world.begin_run(engine)
-    world.services.set_plan(schedule.network)
+    world.services.set_plan(schedule.network.seeded(schedule.run_id))
     return Run(world, scenario, schedule, engine).execute()
