@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from killpoint.harness.checkers import check_all
+from killpoint.harness.explore import Budget, Exploration, menu
 from killpoint.harness.history import History
 from killpoint.harness.measures import measure
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, first_hits
@@ -49,6 +50,7 @@ class CampaignConfig:
     named: bool = True  # the named cases each scenario of the campaign brings
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
+    explore: str = "0"  # `--explore RUNS|SECONDS`: generated schedules after the plan
     on_run: Callable[[RunResult], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
 
@@ -89,6 +91,23 @@ class Campaign:
         kind: RunKind,
         expect: Expect | None = None,
     ) -> tuple[RunResult, History]:
+        """Run one schedule in this campaign's tier against its engine, judge it, keep it."""
+        result, history = self.judge(scenario, schedule, kind, expect)
+        self.keep(result)
+        return result, history
+
+    def keep(self, result: RunResult) -> None:
+        self.runs.append(result)
+        if self.config.on_run is not None:
+            self.config.on_run(result)
+
+    def judge(
+        self,
+        scenario: Scenario,
+        schedule: FaultSchedule,
+        kind: RunKind = "generated",
+        expect: Expect | None = None,
+    ) -> tuple[RunResult, History]:
         """Run one schedule in this campaign's tier against its engine, and judge it."""
         engine = self.config.engine.ref
         if schedule.tier != self.config.tier or schedule.engine != engine:
@@ -118,9 +137,6 @@ class Campaign:
             schedule_file=schedule_file,
             history=history if valid is False else None,
         )
-        self.runs.append(result)
-        if self.config.on_run is not None:
-            self.config.on_run(result)
         return result, history
 
     def execute_planned(self, run: PlannedRun) -> tuple[RunResult, History]:
@@ -142,6 +158,8 @@ class Campaign:
         extra = (PlannedRun(by_name[s.scenario], kind, s) for kind, s in config.extra)
         for planned in plan.extra_runs(extra):
             self.execute_planned(planned)
+        for found in exploration(self, plan, config.scenarios).run():
+            self.keep(found)
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
@@ -154,6 +172,23 @@ class Campaign:
             scenarios=self.coverage,
             runs=self.runs,
         )
+
+
+def exploration(campaign: Campaign, plan: Plan, scenarios: Sequence[Scenario]) -> Exploration:
+    """The search past `plan` over the scenarios this shard explores (every n-th of them),
+    with this shard's share of the budget and a seed of its own."""
+    config = campaign.config
+    index, total = config.shard or (1, 1)
+    mine = [s for k, s in enumerate(scenarios) if k % total == index - 1]
+    menus = [menu(s, plan.recordings[s.name], plan.recoveries.get(s.name, [])) for s in mine]
+    return Exploration(
+        menus,
+        campaign.judge,
+        Budget.parse(config.explore).share(len(mine), len(scenarios)),
+        seed=config.seed * 1000 + index,
+        tier=config.tier,
+        label=str(index),
+    )
 
 
 def _coverage(recording: History, done: list[tuple[PlannedRun, RunResult]]) -> ScenarioCoverage:

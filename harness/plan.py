@@ -268,6 +268,11 @@ class Plan:
         """The same runs by schedule size across every scenario (a hunt's order, unsharded):
         every recording, the named cases, every single crash (the riskiest crash points of
         every scenario before the next risk of any), network faults, pairs, doubles."""
+        yield from self.shallow()
+        yield from self.paired()
+
+    def shallow(self) -> Iterator[PlannedRun]:
+        """A hunt's first part: the recordings, named cases, single crashes, network faults."""
         chosen, options = self.scenarios, self.options
         yield from (clean(s) for s in chosen)
         if options.named:
@@ -280,9 +285,13 @@ class Plan:
         yield from (run for *_, run in sorted(ranked, key=lambda r: r[:3]))
         if options.network:
             yield from (run for s in chosen for run in network(s, self.recordings[s.name]))
+
+    def paired(self) -> Iterator[PlannedRun]:
+        """A hunt's second part: two workers after each single crash, then a second crash."""
+        options = self.options
         for phase, wanted in ((interleavings, options.interleave), (doubles, options.double)):
             if wanted:
-                for s in chosen:
+                for s in self.scenarios:
                     made = self.recoveries.get(s.name, [])
                     total = len(first_hits(self.recordings[s.name]))
                     yield from phase(s, made, options, total)

@@ -42,6 +42,11 @@ PINS: dict[str, tuple[str, str, int]] = {
     "takeover_keeps_token": ("order_saga", "fencing", 3),
     "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
     "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
+    # caught by the exploration after the plan's single crashes and network faults
+    "unrecorded_attempt_resent": ("order_saga", "attempts_accounted", 150),
+    "lookup_timeout_taken_as_absent": ("research_publish", "single_effect", 150),
+    "failed_read_taken_as_verified": ("research_publish", "verified_completion", 150),
+    "finished_run_restarted_on_redelivery": ("order_saga", "monotonic_sequence", 150),
 }
 
 
