@@ -20,6 +20,7 @@ from killpoint.harness.checkers import check_all
 from killpoint.harness.explore import Budget, Exploration, menu
 from killpoint.harness.history import History
 from killpoint.harness.measures import measure
+from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, first_hits
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import (
@@ -50,7 +51,7 @@ class CampaignConfig:
     named: bool = True  # the named cases each scenario of the campaign brings
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
-    explore: str = "0"  # `--explore RUNS|SECONDS`: generated schedules after the plan
+    explore: str = EXPLORE  # `--explore RUNS|SECONDS`: generated schedules after the plan
     on_run: Callable[[RunResult], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
 
@@ -158,8 +159,9 @@ class Campaign:
         extra = (PlannedRun(by_name[s.scenario], kind, s) for kind, s in config.extra)
         for planned in plan.extra_runs(extra):
             self.execute_planned(planned)
-        for found in exploration(self, plan, config.scenarios).run():
-            self.keep(found)
+        for search in exploration(self, plan, config.scenarios):
+            for found in search.run():
+                self.keep(found)
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
@@ -174,21 +176,24 @@ class Campaign:
         )
 
 
-def exploration(campaign: Campaign, plan: Plan, scenarios: Sequence[Scenario]) -> Exploration:
-    """The search past `plan` over the scenarios this shard explores (every n-th of them),
-    with this shard's share of the budget and a seed of its own."""
+def exploration(campaign: Campaign, plan: Plan, scenarios: Sequence[Scenario]) -> list[Exploration]:
+    """The searches past `plan`, one per scenario with a seed of its own, for the scenarios
+    this shard explores (every n-th): sharded or not, each scenario's search is the same."""
     config = campaign.config
     index, total = config.shard or (1, 1)
-    mine = [s for k, s in enumerate(scenarios) if k % total == index - 1]
-    menus = [menu(s, plan.recordings[s.name], plan.recoveries.get(s.name, [])) for s in mine]
-    return Exploration(
-        menus,
-        campaign.judge,
-        Budget.parse(config.explore).share(len(mine), len(scenarios)),
-        seed=config.seed * 1000 + index,
-        tier=config.tier,
-        label=str(index),
-    )
+    budget = Budget.parse(config.explore).per_scenario(len(scenarios))
+    return [
+        Exploration(
+            menu(s, plan.recordings[s.name], plan.recoveries.get(s.name, [])),
+            campaign.judge,
+            budget,
+            seed=config.seed * 1000 + k,
+            pairs=config.interleave and config.tier == "inprocess",
+            label=str(k),
+        )
+        for k, s in enumerate(scenarios)
+        if k % total == index - 1
+    ]
 
 
 def _coverage(recording: History, done: list[tuple[PlannedRun, RunResult]]) -> ScenarioCoverage:

@@ -40,7 +40,7 @@ from killpoint.harness.recording import (
 )
 from killpoint.harness.results import RunResult
 from killpoint.harness.scenario import Scenario
-from killpoint.harness.schedule import ClockJump, FaultSchedule, HitPoint, Interleave, Tier
+from killpoint.harness.schedule import ClockJump, FaultSchedule, HitPoint, Interleave
 
 # A read that fails as the client sees it, and as the journal records it: a lost response to a
 # read is journaled `ok` (the service answered), which the oracle would take for a read seen
@@ -54,7 +54,8 @@ Judge = Callable[[Scenario, FaultSchedule], tuple[RunResult, History]]
 
 @dataclass(frozen=True)
 class Budget:
-    """How much exploring a campaign does: `runs` runs, or `seconds` of wall time."""
+    """How much exploring a campaign does: `runs` runs per scenario, or `seconds` of wall time
+    in all."""
 
     runs: int | None = None
     seconds: float | None = None
@@ -77,13 +78,12 @@ class Budget:
     def __bool__(self) -> bool:
         return bool(self.runs or self.seconds)
 
-    def share(self, part: int, whole: int) -> Budget:
-        """This budget's share for `part` of `whole` scenarios (a shard's)."""
-        if not whole or not self:
+    def per_scenario(self, scenarios: int) -> Budget:
+        """Each scenario's share: `runs` each (any scenario is explored as deep as a lone one
+        would be), `seconds` split evenly."""
+        if self.seconds is None or not scenarios:
             return self
-        if self.runs:
-            return Budget(runs=max(1, round(self.runs * part / whole)))
-        return self
+        return Budget(seconds=self.seconds / scenarios)
 
 
 @dataclass(frozen=True)
@@ -148,13 +148,13 @@ def _faults(hit: HitPoint | None, service: str, risk: int) -> list[tuple[int, in
 
 @dataclass
 class Exploration:
-    """One search: its menus, budget and coverage, and what it found."""
+    """One search, over one scenario's menu: its budget, coverage and what it found."""
 
-    menus: Sequence[Menu]
+    menu: Menu
     judge: Judge
     budget: Budget
     seed: int = 0
-    tier: Tier = "inprocess"
+    pairs: bool = True  # two workers at once may be drawn (the in-process tier's, when asked)
     label: str = "x"
     covered: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     reached: set[tuple[str, str, str]] = field(default_factory=set)
@@ -165,7 +165,7 @@ class Exploration:
 
     def run(self) -> list[RunResult]:
         """Search until the budget is spent; the passing runs and the minimal violation."""
-        if not self.menus or not self.budget:
+        if not self.budget:
             return []
         started = time.perf_counter()
 
@@ -203,7 +203,7 @@ class Exploration:
             raise _Spent
 
     def example(self, data: st.DataObject) -> None:
-        m = data.draw(st.sampled_from(self.menus), label="scenario")
+        m = self.menu
         ranked = sorted(m.candidates, key=lambda c: (self.covered[c.key], c.order))
         # one in TOP draws has no base (only extras): what a shrink ends at when they suffice
         pick = data.draw(st.integers(0, TOP), label="base")
@@ -246,7 +246,7 @@ class Exploration:
             worker = data.draw(st.integers(0, MAX_REPEAT + 3), label="jump in") % (workers + 1)
             jumps.append(ClockJump(at=point(at, worker), seconds=seconds))
         pair = None
-        if self.tier == "inprocess" and data.draw(st.booleans(), label="two workers"):
+        if self.pairs and data.draw(st.booleans(), label="two workers"):
             after = data.draw(st.integers(0, MAX_REPEAT + 3), label="pair after")
             switches = st.lists(
                 st.integers(0, 2 * len(m.first)), min_size=1, max_size=3, unique=True

@@ -70,12 +70,14 @@ def hunt_outcome(
             if result.valid is False:
                 return _caught(spec, description, result, runs)
             plan.observe(planned, history)
-        search = exploration(campaign, plan, config.scenarios)
-        for result in search.run():
-            campaign.keep(result)
-            if result.valid is False:
-                return _caught(spec, description, result, runs + (search.first_violation_at or 0))
-        runs += search.runs
+        for search in exploration(campaign, plan, config.scenarios):
+            for result in search.run():
+                campaign.keep(result)
+                if result.valid is False:
+                    return _caught(
+                        spec, description, result, runs + (search.first_violation_at or 0)
+                    )
+            runs += search.runs
         for planned in plan.paired():
             result, history = campaign.execute_planned(planned)
             runs += 1

@@ -34,7 +34,7 @@ TIERS: tuple[Tier, ...] = ("inprocess", "real")
 Front = Literal["run", "mutants", "replay", "pytest", "marker"]
 Convert = Callable[[Any], Any]
 
-EXPLORE = "200"  # the main job's exploration budget, in runs (deterministic, unlike seconds)
+EXPLORE = "60"  # the main job's exploration: runs per scenario (deterministic, unlike seconds)
 TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
 FALSE = frozenset({"0", "false", "no", "off", "n", "f"})
 
@@ -244,7 +244,8 @@ class CampaignOptions(_Declared):
     explore: str = field(default=EXPLORE, metadata=option(
         "After the plan, explore generated schedules (k crashes, crash with network faults "
         "and read faults on one operation, clock jumps, two workers, redelivery after the "
-        "end), new fault combinations first: RUNS or SECONDS (30s); 0 for none.", budget,
+        "end), new fault combinations first: RUNS per scenario, or SECONDS in all (30s); 0 "
+        "for none.", budget,
         *SHARED, metavar="RUNS|SECONDS", text=True))
     shard: tuple[int, int] | None = field(default=None, metadata=option(
         "Run only this slice: every N-th planned run from the i-th.", shard, "run", "marker",

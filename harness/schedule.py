@@ -105,8 +105,10 @@ class FaultSchedule(_Frozen):
 
     @property
     def faulty(self) -> bool:
+        """Whether the schedule injects anything: a clock jump too (a pause lapses a lease)."""
         return bool(
             self.crashes
+            or self.clock_jumps
             or self.network.rules
             or self.tamper
             or self.interleave

@@ -27,7 +27,7 @@ from killpoint.harness.contract.records import (
 from killpoint.harness.contract.workflow import Step
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.fold import Change
-from killpoint.harness.engine.ledger import EffectExecutor, Rejected, Session
+from killpoint.harness.engine.ledger import EffectExecutor, Session
 from killpoint.harness.engine.steps import Steps
 
 S = EffectStatus
@@ -39,21 +39,23 @@ class UnrecordedAttemptResent(EffectExecutor):
 
     A row left `started` means the worker died between spending an attempt and recording what
     came back. Once the lookup says the service holds nothing, this engine takes the started
-    attempt as never made and makes it now, without spending another: after a 5xx the service
-    has seen one more attempt than the ledger counts, and each crash after a 5xx adds one."""
+    attempt as never made and, where the service dedups by key (a resend is "free"), makes it
+    now without spending another: after a 5xx the service has seen one more attempt than the
+    ledger counts, and each crash after a 5xx adds one."""
 
     def reconcile(self, intent: EffectIntent, record: EffectRecord) -> EffectRecord:
         resolved = super().reconcile(intent, record)
-        if record.status is not S.STARTED or resolved.status is not S.PREPARED:
+        if not self.adapter.idempotent or record.status is not S.STARTED:
+            return resolved
+        if resolved.status is not S.PREPARED:
             return resolved
         again = self.mark(resolved, S.STARTED, expect=(S.PREPARED,), reason="attempt resumed")
         try:
             receipt = self.adapter.send(intent, again.idempotency_key)
         except OutcomeUnknown as exc:
             return self.on_unknown(again, str(exc))
-        except EffectRejected as exc:
-            self.mark(again, S.FAILED, expect=(S.STARTED,), reason=str(exc))
-            raise Rejected(str(exc)) from exc
+        except EffectRejected as exc:  # `execute` takes the failure from the row
+            return self.mark(again, S.FAILED, expect=(S.STARTED,), reason=str(exc))
         return self.mark(again, S.COMMITTED, expect=(S.STARTED,), receipt=receipt)
 
 
