@@ -176,20 +176,28 @@ class Campaign:
         )
 
 
-def exploration(campaign: Campaign, plan: Plan, scenarios: Sequence[Scenario]) -> list[Exploration]:
+def exploration(
+    campaign: Campaign,
+    plan: Plan,
+    scenarios: Sequence[Scenario],
+    budget: Budget | None = None,
+    part: int = 0,
+) -> list[Exploration]:
     """The searches past `plan`, one per scenario with a seed of its own, for the scenarios
-    this shard explores (every n-th): sharded or not, each scenario's search is the same."""
+    this shard explores (every n-th): sharded or not, each scenario's search is the same.
+    `budget` (the campaign's by default) and `part` (a later pass, with seeds and run ids of
+    its own) are for a hunt, which explores in two passes."""
     config = campaign.config
     index, total = config.shard or (1, 1)
-    budget = Budget.parse(config.explore).per_scenario(len(scenarios))
+    budget = (budget or Budget.parse(config.explore)).per_scenario(len(scenarios))
     return [
         Exploration(
             menu(s, plan.recordings[s.name], plan.recoveries.get(s.name, [])),
             campaign.judge,
             budget,
-            seed=config.seed * 1000 + k,
+            seed=config.seed * 1000 + k + 500 * part,
             pairs=config.interleave and config.tier == "inprocess",
-            label=str(k),
+            label=f"{k}" + "b" * part,
         )
         for k, s in enumerate(scenarios)
         if k % total == index - 1

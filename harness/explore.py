@@ -78,6 +78,15 @@ class Budget:
     def __bool__(self) -> bool:
         return bool(self.runs or self.seconds)
 
+    def split(self, share: float) -> tuple[Budget, Budget]:
+        """This budget in two passes: `share` of it first, the rest after."""
+        if self.runs:
+            first = max(1, round(self.runs * share))
+            return Budget(runs=first), Budget(runs=self.runs - first)
+        if self.seconds:
+            return Budget(seconds=self.seconds * share), Budget(seconds=self.seconds * (1 - share))
+        return self, self
+
     def per_scenario(self, scenarios: int) -> Budget:
         """Each scenario's share: `runs` each (any scenario is explored as deep as a lone one
         would be), `seconds` split evenly."""
