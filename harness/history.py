@@ -53,6 +53,17 @@ class WorkerRecord(_Model):
     wall_s: float = Field(default=0.0, exclude=True)  # noisy: not part of a replay's identity
 
 
+class FailureRecord(_Model):
+    """An exception the engine under test raised that is none of killpoint's own types (a parse
+    error from a corrupt artifact, say): where it came from — a worker, the engine's history
+    reader or its tamper hook — and its traceback. The harness carries on; the oracle calls it
+    the engine's failure."""
+
+    where: str  # "worker 1", "history reader", "tamper hook"
+    error: str  # "ValueError: …"
+    traceback: str
+
+
 class TamperRecord(_Model):
     """A tampering the schedule asked for after a worker; `applied` is False when the engine
     under test could not stage it (no tamper hook, or not that kind), so nothing was altered."""
@@ -94,6 +105,7 @@ class History(_Model):
     hits: list[HitRecord]
     workers: list[WorkerRecord]
     tampered: list[TamperRecord] = []
+    failures: list[FailureRecord] = []
     grants: list[GrantRecord] = []
     checkpoints: list[CheckpointRecord]
     readable: bool = True  # the engine exposes its records (a history reader)

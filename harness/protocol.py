@@ -9,7 +9,8 @@ its own and a work folder); the engine's adapter, not the harness, knows what li
 
 An `EngineSpec` bundles what the harness needs of one engine: the worker factory, and
 optionally a history reader, a tamper hook (to stage the seeds' tampered, wrong-tenant and
-old-schema checkpoints) and a hook that prepares a world before workers are forked. An engine
+old-schema checkpoints), a hook that prepares a world before workers are forked and one that
+resets a store to empty before each run (without it, each run gets a store of its own). An engine
 that offers no reader or tamper hook is still judged on the rest; the checkers answer
 `unknown` where they lack evidence, and a case whose tampering cannot be staged is unknown.
 """
@@ -180,6 +181,8 @@ ReaderFactory = Callable[[StoreHandle], HistoryReader]
 # checkpoint it altered, or None if this engine cannot stage that kind.
 TamperHook = Callable[[StoreHandle, str, str], int | None]
 PrepareHook = Callable[[StoreHandle], None]
+# Empty a store of everything any earlier run left in it (rows and work files), as if new.
+ResetHook = Callable[[StoreHandle], None]
 
 
 @dataclass(frozen=True)
@@ -189,13 +192,16 @@ class EngineSpec:
     `ref` is how `--engine` names it ("reference", "mutant:NAME", "module:factory"), recorded in
     every fault schedule so `killpoint replay FILE` alone rebuilds the same engine; None for an
     engine handed over as an object, which only its own test can rebuild. `prepare` runs in
-    the parent before workers are forked (the real tier): open and warm what they inherit."""
+    the parent before workers are forked (the real tier): open and warm what they inherit.
+    `reset` runs before every run, so a run's verdict depends on its schedule alone; an engine
+    without one gets a fresh database and work folder per run instead, which costs it a reopen."""
 
     name: str
     factory: EngineFactory
     reader: ReaderFactory | None = None
     tamper: TamperHook | None = None
     prepare: PrepareHook | None = None
+    reset: ResetHook | None = None
     ref: str | None = None
     description: str = ""  # for a mutant: the mistake it makes
 

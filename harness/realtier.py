@@ -17,6 +17,7 @@ import os
 import signal
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +44,9 @@ class SharedMemoryClock:
 
     def now(self) -> float:
         return float(self._value.value)
+
+    def set(self, t: float) -> None:
+        self._value.value = t
 
     def sleep(self, seconds: float) -> None:
         self.advance(seconds)
@@ -90,6 +94,8 @@ def open_real_world(workdir: str | Path, store_url: str | None = None) -> World:
         store=store_for(root, store_url),
         services=RealServices(root / "journal.sqlite", clock),
         clock=clock,
+        store_url=store_url,
+        root=root,
     )
 
 
@@ -148,6 +154,9 @@ class RealRun(Run):
             self._standby[worker + 1] = self._fork(worker + 1)
         _, status = os.waitpid(standby.pid, 0)
         hits, result = self._collect(standby)
+        if "failure" in result:
+            error, trace = result.pop("failure")
+            result["error"] = self.keep_failure(f"worker {worker}", error, trace)
         end, reason = _ending(status, hits, result)
         record = WorkerRecord(
             worker=worker,
@@ -191,7 +200,9 @@ class RealRun(Run):
 
     def _fork(self, worker: int) -> _Standby:
         """A worker process, set up (store, journal, engine, client) and waiting for its go."""
-        folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=self.world.workdir))
+        workers = self.world.workdir / "workers"  # emptied before each run
+        workers.mkdir(exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=workers))
         paths = (folder / "hits.jsonl", folder / "result.json", folder / "grants.jsonl")
         if self.engine.prepare is not None:  # open (and warm) what the children inherit
             self.engine.prepare(self.world.store)
@@ -229,6 +240,9 @@ class RealRun(Run):
                 result = {"error": f"unexpected in-process death {killed}"}
             except KillpointError as exc:
                 result = {"error": f"{type(exc).__name__}: {exc}"}
+            except Exception as exc:  # the engine's own failure, for the parent to keep
+                error = f"{type(exc).__name__}: {exc}"
+                result = {"failure": [error, traceback.format_exc()]}
             result_path.write_text(json.dumps(result))
         except BaseException:
             code = 70
@@ -272,7 +286,6 @@ def run_schedule_real(
     """Run one schedule with forked, SIGKILLed workers against real HTTP services."""
     if schedule.interleave is not None:
         raise KillpointError("interleaved workers run in the in-process tier only")
-    world.services.reset()
+    world.begin_run(engine)
     world.services.set_plan(schedule.network)
-    world.runs += 1
     return RealRun(world, scenario, schedule, engine).execute()

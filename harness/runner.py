@@ -1,24 +1,34 @@
 """Run one fault schedule against one engine, in process, and return its history.
 
 Workers are engine objects built fresh from a `WorkerEnv`; a worker ends when its run stops,
-when it raises an error, or when the kill-switch kills it. Between workers the clock moves on
-(downtime), and the schedule may tamper with the store or deploy new versions. The harness
-plays the human at approval gates, as the scenario's gate policy says.
+when it raises an error, or when the kill-switch kills it. An exception of the engine's that is
+none of killpoint's own types is kept as its failure (`FailureRecord`, traceback and all) for
+the oracle to judge, and the run carries on: the harness never dies with the engine. Between
+workers the clock moves on (downtime), and the schedule may tamper with the store or deploy new
+versions. The harness plays the human at approval gates, as the scenario's gate policy says.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import traceback
 from collections.abc import Callable
 
 import httpx
 
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import RunStatus, Versions, is_terminal
+from killpoint.harness.contract.records import (
+    ApprovalRecord,
+    EffectRecord,
+    RunStatus,
+    Versions,
+    is_terminal,
+)
 from killpoint.harness.ground_truth import resolve_key
 from killpoint.harness.history import (
     ExpectedEffectRecord,
+    FailureRecord,
     GrantRecord,
     History,
     HitRecord,
@@ -27,7 +37,14 @@ from killpoint.harness.history import (
 )
 from killpoint.harness.interleave import run_pair
 from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
-from killpoint.harness.protocol import EngineSpec, EngineUnderTest, WorkerEnv
+from killpoint.harness.protocol import (
+    CheckpointRecord,
+    EngineSpec,
+    EngineUnderTest,
+    HistoryReader,
+    NoHistory,
+    WorkerEnv,
+)
 from killpoint.harness.scenario import GatePolicy, Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.transport import BoundaryTransport
@@ -58,6 +75,7 @@ class Run:
         self.workers: list[WorkerRecord] = []
         self.tampered: list[TamperRecord] = []
         self.grants: list[GrantRecord] = []
+        self.failures: list[FailureRecord] = []
         self.started = False
         self.redelivered = False  # the start message came again after the run ended
         self.restart = False
@@ -95,6 +113,16 @@ class Run:
     def record_grant(self, grant: GrantRecord) -> None:
         self.grants.append(grant)
 
+    def failed(self, where: str, exc: BaseException) -> str:
+        """Keep an exception of the engine's own as its failure; what a worker's end says."""
+        error = f"{type(exc).__name__}: {exc}"
+        return self.keep_failure(where, error, "".join(traceback.format_exception(exc)))
+
+    def keep_failure(self, where: str, error: str, trace: str) -> str:
+        with self._lock:
+            self.failures.append(FailureRecord(where=where, error=error, traceback=trace))
+        return error
+
     def build(
         self, worker: int, hook_wrap: Callable[[KillSwitch], object] | None = None
     ) -> tuple[EngineUnderTest, httpx.Client, str, str]:
@@ -123,7 +151,12 @@ class Run:
             versions=versions,
             lease_ttl=world.lease_ttl,
         )
-        return self.engine.factory(env, self.scenario), http, versions.plan, versions.prompt
+        try:
+            engine = self.engine.factory(env, self.scenario)
+        except BaseException:
+            http.close()
+            raise
+        return engine, http, versions.plan, versions.prompt
 
     def drive(self, engine: EngineUnderTest, worker: int) -> tuple[str, str, str, int | None]:
         """Run one worker to its end; returns (status, state, reason, sequence)."""
@@ -159,25 +192,28 @@ class Run:
         self, worker: int, hook_wrap: Callable[[KillSwitch], object] | None = None
     ) -> WorkerRecord:
         clock = self.world.clock
-        engine, http, plan, prompt = self.build(worker, hook_wrap)
+        versions = self.versions_for(worker)
         started_at, wall = clock.now(), time.perf_counter()
         first_hit = len(self.hits)
         status = state = None
         sequence: int | None = None
         reason = ""
-        with http:
-            try:
+        try:
+            engine, http, _, _ = self.build(worker, hook_wrap)
+            with http:
                 status, state, reason, sequence = self.drive(engine, worker)
-                end = "stopped"
-            except Killed as killed:
-                end, reason = "killed", f"killed at {killed.point.label()}"
-            except KillpointError as exc:
-                end, reason = "error", f"{type(exc).__name__}: {exc}"
+            end = "stopped"
+        except Killed as killed:
+            end, reason = "killed", f"killed at {killed.point.label()}"
+        except KillpointError as exc:
+            end, reason = "error", f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # the engine's own failure, judged by the oracle
+            end, reason = "error", self.failed(f"worker {worker}", exc)
         record = WorkerRecord(
             worker=worker,
             owner=f"worker-{worker}",
-            plan_version=plan,
-            prompt_version=prompt,
+            plan_version=versions.plan,
+            prompt_version=versions.prompt,
             end=end,
             status=status,
             state=state,
@@ -207,10 +243,7 @@ class Run:
         for tamper in self.schedule.tamper:
             if tamper.after_worker != worker:
                 continue
-            hook = self.engine.tamper
-            sequence = (
-                None if hook is None else hook(self.world.store, self.workflow_id, tamper.kind)
-            )
+            sequence = self.stage(tamper.kind)
             self.tampered.append(
                 TamperRecord(
                     after_worker=worker,
@@ -221,6 +254,17 @@ class Run:
                     applied=sequence is not None,
                 )
             )
+
+    def stage(self, kind: str) -> int | None:
+        """Have the engine's tamper hook stage a tampering; None when it cannot."""
+        hook = self.engine.tamper
+        try:
+            return None if hook is None else hook(self.world.store, self.workflow_id, kind)
+        except KillpointError:
+            raise
+        except Exception as exc:
+            self.failed("tamper hook", exc)
+            return None
 
     def more_scheduled(self, worker: int) -> bool:
         s = self.schedule
@@ -259,8 +303,19 @@ class Run:
             self.between(worker - 1)
         return self.history()
 
-    def history(self) -> History:
+    def read(self) -> tuple[HistoryReader, bool]:
+        """The engine's records as its reader gives them, all at once; none (unreadable) when
+        the reader fails, which is the engine's failure."""
         reader = self.engine.history_reader(self.world.store)
+        try:
+            read = Recorded(reader, self.workflow_id)
+        except Exception as exc:
+            self.failed("history reader", exc)
+            return NoHistory(), False
+        return read, self.engine.reader is not None
+
+    def history(self) -> History:
+        reader, readable = self.read()
         journal = self.world.services.journal
         checkpoints = reader.checkpoints(self.workflow_id)
         status = self.last_status or (checkpoints[-1].status if checkpoints else "absent")
@@ -283,9 +338,10 @@ class Run:
             hits=self.hits,
             workers=sorted(self.workers, key=lambda w: w.worker),
             tampered=self.tampered,
+            failures=self.failures,
             grants=self.grants,
             checkpoints=checkpoints,
-            readable=self.engine.reader is not None,
+            readable=readable,
             compacted_below=reader.compacted_below(self.workflow_id),
             effects=reader.effects(self.workflow_id),
             approvals=reader.approvals(self.workflow_id),
@@ -298,10 +354,31 @@ class Run:
         )
 
 
+class Recorded(NoHistory):
+    """One workflow's records, read from the engine's reader once, up front."""
+
+    def __init__(self, reader: HistoryReader, workflow_id: str) -> None:
+        self._checkpoints = reader.checkpoints(workflow_id)
+        self._effects = reader.effects(workflow_id)
+        self._approvals = reader.approvals(workflow_id)
+        self._compacted = reader.compacted_below(workflow_id)
+
+    def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
+        return self._checkpoints
+
+    def effects(self, workflow_id: str) -> list[EffectRecord]:
+        return self._effects
+
+    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
+        return self._approvals
+
+    def compacted_below(self, workflow_id: str) -> int:
+        return self._compacted
+
+
 def run_schedule(
     world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
-    world.services.reset()
+    world.begin_run(engine)
     world.services.set_plan(schedule.network)
-    world.runs += 1
     return Run(world, scenario, schedule, engine).execute()

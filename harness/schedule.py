@@ -12,11 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from killpoint.fake_services.faults import FaultPlan
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import Versions
+from killpoint.harness.tampering import tamper_kind
 
 Tier = Literal["inprocess", "real"]
 
@@ -47,19 +48,20 @@ class ClockJump(_Frozen):
 
 
 class Tamper(_Frozen):
-    """Alter the latest stored checkpoint after a worker has stopped."""
+    """Alter what a worker left behind, after it stopped: a kind from the open table
+    `killpoint.harness.tampering.TAMPER_KINDS`, which the engine's tamper hook stages or
+    declines."""
 
     after_worker: int = Field(ge=0)
-    kind: Literal[
-        "flip_byte",
-        "wrong_tenant",
-        "unsupported_schema",
-        "legacy_v2",
-        "legacy_unsafe",
-        "output_altered",
-        "artifact_corrupt",
-        "artifact_missing",
-    ]
+    kind: str
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        try:
+            return tamper_kind(kind).name
+        except KillpointError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class Deploy(_Frozen):

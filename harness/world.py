@@ -1,27 +1,31 @@
 """The world a campaign runs in: a store of its own, one set of services, one clock.
 
-Shared by every run of a campaign for speed (creating a database per run would cost more than
-the run). Runs stay independent because each uses its own workflow id and business keys, and the
-services' journal and fault counters are reset before each run. The world hands the engine
+Every run starts from a world no earlier run has touched (`World.begin_run`), so its verdict
+depends on its schedule alone and `killpoint replay` in a fresh world gives the same one: the
+services are emptied, the clock goes back to its start, and the store is emptied by the
+engine's reset hook, which keeps its connections (cheap), or, for an engine without one, is
+replaced by a fresh database and work folder (a reopen per run). The world hands the engine
 under test a `StoreHandle` — a database URL of this world alone and a work folder — and never
 opens the store itself: what lives there is the engine's. A worker's death drops the worker's
 objects; what an engine's adapter keeps open for all workers (`StoreHandle.shared`) closes
-with the world.
+with the world, or with its run's store.
 """
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
 import httpx
+from sqlalchemy import make_url
 
 from killpoint.fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
 from killpoint.harness.contract.records import Versions
-from killpoint.harness.databases import label, world_database
-from killpoint.harness.protocol import StoreHandle
+from killpoint.harness.databases import drop_schemas, label, pins_schema, world_database
+from killpoint.harness.protocol import EngineSpec, StoreHandle
 
 EPOCH = 1_800_000_000.0
 BASE_VERSIONS = Versions(
@@ -51,6 +55,8 @@ class Services(Protocol):
 class WorldClock(Protocol):
     def now(self) -> float: ...
 
+    def set(self, t: float) -> None: ...
+
     def sleep(self, seconds: float) -> None: ...
 
     def advance(self, seconds: float) -> None: ...
@@ -64,6 +70,9 @@ class SharedTime:
 
     def now(self) -> float:
         return self.service_clock.now()
+
+    def set(self, t: float) -> None:
+        self.service_clock.set(t)
 
     def sleep(self, seconds: float) -> None:
         self.advance(seconds)
@@ -86,6 +95,10 @@ class World:
     lease_ttl: float = 30.0
     versions: Versions = BASE_VERSIONS
     runs: int = field(default=0)
+    store_url: str | None = None  # as the world was opened with: how a fresh store is made
+    root: Path | None = None  # the harness's own folder (the store's work folder by default)
+    _own: StoreHandle | None = field(default=None, repr=False)  # a fresh store of one run
+    _first: StoreHandle | None = field(default=None, repr=False)  # the store it opened with
 
     @classmethod
     def open(cls, workdir: str | Path, store_url: str | None = None) -> World:
@@ -96,11 +109,49 @@ class World:
             store=store_for(root, store_url),
             services=InProcessServices(clock=service_clock),
             clock=SharedTime(service_clock),
+            store_url=store_url,
+            root=root,
         )
 
     @property
     def workdir(self) -> Path:
-        return self.store.workdir
+        """The harness's own folder: worker folders, the journal of the real tier."""
+        return self.root or self.store.workdir
+
+    def begin_run(self, engine: EngineSpec) -> None:
+        """Make this world one that no earlier run has touched: no service state, the clock at
+        its start, no worker folders, and a store that holds nothing of any earlier run."""
+        self.services.reset()
+        self.clock.set(EPOCH)
+        shutil.rmtree(self.workdir / "workers", ignore_errors=True)
+        if engine.reset is not None:
+            engine.reset(self.store)
+        elif self.runs:
+            self._fresh_store()
+        self.runs += 1
+
+    def _fresh_store(self) -> None:
+        """A database and work folder for the next run alone, for an engine with no reset
+        hook; the previous run's own goes. A database the user pinned (a SQLite file, a
+        PostgreSQL schema) cannot be made afresh: such an engine needs a reset hook."""
+        url = self.store_url
+        if url is not None and (url.startswith("sqlite") or pins_schema(url)):
+            return
+        fresh = store_for(self.workdir / "stores" / str(self.runs), url, self.tenant)
+        self.store.shared.close()
+        self._first = self._first or self.store
+        self._drop_own()
+        self.store = self._own = fresh
+
+    def _drop_own(self) -> None:
+        own, self._own = self._own, None
+        if own is None:
+            return
+        own.shared.close()
+        if self.store_url is not None:  # a schema this world made for one run
+            options = str(make_url(own.url).query.get("options", ""))
+            drop_schemas(self.store_url, [options.partition("search_path=")[2]])
+        shutil.rmtree(own.workdir, ignore_errors=True)
 
     @property
     def tenant(self) -> str:
@@ -109,6 +160,8 @@ class World:
     def close(self) -> None:
         try:
             self.store.shared.close()
+            self._drop_own()
+            self.store = self._first or self.store  # whose database its opener may drop
         finally:
             self.services.close()
 

@@ -3,8 +3,9 @@
 A campaign asks for scenarios by name (`get("order_saga")`) or walks `CATALOGUE`. Each entry is a
 `Scenario`: the workflow, a per-run input maker (runs share one store and one set of services, so
 business keys carry the run id), the adapters, the effects the services should show, and the
-rows of the seeds' fault tables that run on it (`scenarios.cases`). `catalogue()` is what this
-package registers under the `killpoint.catalogues` entry point, mutant engines included.
+rows of the seeds' fault tables that run on it (`scenarios.cases`, `scenarios.tamper_cases`).
+`catalogue()` is what this package registers under the `killpoint.catalogues` entry point,
+mutant engines included.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from killpoint.scenarios import (
 )
 from killpoint.scenarios.adapters import SERVICES, adapters_for
 from killpoint.scenarios.cases import CASES
+from killpoint.scenarios.tamper_cases import TAMPER_CASES
 
 __all__ = [
     "CATALOGUE",
@@ -37,7 +39,8 @@ __all__ = [
 
 
 def _with_cases(scenario: Scenario) -> Scenario:
-    return replace(scenario, cases=tuple(c for c in CASES if c.schedule.scenario == scenario.name))
+    named = (*CASES, *TAMPER_CASES)
+    return replace(scenario, cases=tuple(c for c in named if c.schedule.scenario == scenario.name))
 
 
 CATALOGUE: dict[str, Scenario] = {

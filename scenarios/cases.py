@@ -44,6 +44,10 @@ def _sends(h: History, service: str, operation: str, after_seq: int = 0) -> int:
     )
 
 
+def _unpublished(h: History) -> str | None:
+    return None if _sends(h, "publisher", "publish") == 0 else "published anyway"
+
+
 def _all(*checks: Callable[[History], str | None]) -> Expect:
     def expect(h: History) -> str | None:
         for check in checks:
@@ -71,10 +75,10 @@ def _once(service: str, operation: str | None = None) -> Callable[[History], str
     return check
 
 
-def _at_most_once(service: str) -> Callable[[History], str | None]:
+def _at_most_once(service: str, operation: str = "send") -> Callable[[History], str | None]:
     def check(h: History) -> str | None:
-        n = _sends(h, service, "send")
-        return None if n <= 1 else f"{service} received {n} sends"
+        n = _sends(h, service, operation)
+        return None if n <= 1 else f"{service} received {n} {operation} requests"
 
     return check
 
@@ -232,10 +236,7 @@ CASES: tuple[NamedCase, ...] = (
             tamper=[Tamper(after_worker=0, kind="artifact_corrupt")],
         ),
         "Stop and regenerate or escalate: corrupted content is never published.",
-        _all(
-            _status("needs_review", "completed"),
-            lambda h: None if _sends(h, "cms", "create_post") <= 1 else "published twice",
-        ),
+        _all(_status("needs_review", "completed"), _at_most_once("cms", "create_post")),
     ),
     NamedCase(
         "artifact_missing",
@@ -247,10 +248,7 @@ CASES: tuple[NamedCase, ...] = (
             tamper=[Tamper(after_worker=0, kind="artifact_missing")],
         ),
         "Stop and regenerate or escalate according to policy.",
-        _all(
-            _status("needs_review", "completed"),
-            lambda h: None if _sends(h, "cms", "create_post") <= 1 else "published twice",
-        ),
+        _all(_status("needs_review", "completed"), _at_most_once("cms", "create_post")),
     ),
     NamedCase(
         "model_or_prompt_version_changes",
@@ -383,10 +381,19 @@ CASES: tuple[NamedCase, ...] = (
             downtime_s=7200.0,
         ),
         "The receiver refuses the expired handoff rather than continuing on it: nothing published.",
-        _all(
-            _status("needs_review"),
-            lambda h: None if _sends(h, "publisher", "publish") == 0 else "published anyway",
+        _all(_status("needs_review"), _unpublished),
+    ),
+    NamedCase(
+        "handoff_expires_after_acceptance",
+        "000: At branch and handoff boundaries (the deadline passes between acceptance and work)",
+        _schedule(
+            "handoff",
+            "handoff_expires_after_acceptance",
+            crashes=[_crash("publish", "step.begin")],
+            downtime_s=7200.0,
         ),
+        "Accepted terms are checked again before acting on them: nothing published late.",
+        _all(_status("needs_review"), _unpublished),
     ),
 )
 

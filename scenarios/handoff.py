@@ -111,6 +111,15 @@ def publish(ctx: StepContext) -> list[EffectIntent]:
     return [EffectIntent(operation="publish", service="publisher", args=args)]
 
 
+def terms_deadline(ctx: StepContext) -> float:
+    """The accepted contract's deadline: publication after it is no longer what was agreed
+    (a contract without a readable one was never accepted, so this is only a safeguard)."""
+    deadline = record(ctx.outputs, "accept_contract").get("deadline")
+    if isinstance(deadline, int | float) and not isinstance(deadline, bool):
+        return float(deadline)
+    return 0.0  # no readable deadline: the terms are treated as lapsed
+
+
 def expected_effects(inp: Mapping[str, JsonValue]) -> tuple[ExpectedEffect, ...]:
     return (ExpectedEffect("publisher", text(inp, "report_ref")),)
 
@@ -154,7 +163,13 @@ WORKFLOW = Workflow(
         Transition(
             "handoff_accepted",
             "published",
-            Step("publish", StepKind.EFFECT, intents=publish, service="publisher"),
+            Step(
+                "publish",
+                StepKind.EFFECT,
+                intents=publish,
+                service="publisher",
+                expires=terms_deadline,
+            ),
         ),
         Transition(
             "published",

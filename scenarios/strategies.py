@@ -15,7 +15,6 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from functools import cache
-from typing import get_args
 
 from hypothesis import strategies as st
 
@@ -43,6 +42,7 @@ from killpoint.harness.schedule import (
     Interleave,
     Tamper,
 )
+from killpoint.harness.tampering import TAMPER_KINDS as TAMPER_TABLE
 from killpoint.harness.world import BASE_VERSIONS, World
 from killpoint.scenarios import get
 
@@ -61,8 +61,8 @@ __all__ = [
     "version_changes",
 ]
 
-#: every kind of tampering the schedule model knows, read from the model itself
-TAMPER_KINDS: tuple[str, ...] = get_args(Tamper.model_fields["kind"].annotation)
+#: every kind of tampering in the harness's table
+TAMPER_KINDS: tuple[str, ...] = tuple(TAMPER_TABLE)
 #: fields of `Versions` a deploy may change, mildest first (a plan change quarantines)
 VERSION_FIELDS = ("prompt", "model_contract", "tool_schema", "plan")
 LEASE_TTL = 30.0  # `World.lease_ttl`: a jump past it lapses the lease

@@ -14,8 +14,9 @@ engine we do not own exactly as they judge ours. Each returns a `Verdict`, by on
   proves a violation: the halves that read the services' journals judge an engine without a
   reader all the same.
 
-So `single_effect`, `progress` and `single_compensation`, whose evidence is the harness's own
-record (the journals, the workers, the outcome each worker returned), always judge;
+So `single_effect`, `progress`, `single_compensation` and `engine_failure`, whose evidence is
+the harness's own record (the journals, the workers, the outcome each worker returned), always
+judge;
 `monotonic_sequence` and `fencing` need the engine's checkpoints; `budget_preserved`,
 `authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`
 and `handoff_terms` judge their journal halves anywhere and answer unknown for the half they
@@ -31,6 +32,7 @@ from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.compensation import check_compensation
 from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.checkers.failure import check_engine_failure
 from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.handoff import check_handoff
 from killpoint.harness.checkers.intent import check_intent
@@ -45,6 +47,7 @@ from killpoint.harness.results import Verdict
 Checker = Callable[[History, Workflow], Verdict]
 
 CHECKERS: dict[str, Checker] = {
+    "engine_failure": check_engine_failure,  # first: an engine's crash explains what follows
     "single_effect": check_single_effect,
     "monotonic_sequence": check_sequence,
     "budget_preserved": check_budget,

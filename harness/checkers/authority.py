@@ -3,8 +3,9 @@ of a tampered, wrong-tenant or unsupported checkpoint.
 
 The approval half reads the services' journal and the grants the harness gave, so it judges
 any engine. The tamper half needs its premise: a tampering the engine could not stage is
-unknown, and so is one it staged when its checkpoints are not visible and no request after the
-tampering proves it acted on it.
+unknown, and so is one it staged when its checkpoints are not visible and nothing after the
+tampering (a request, or a step's boundary reached) proves it acted on it. Which kinds the
+loader must refuse is the tamper table's to say (`killpoint.harness.tampering`).
 """
 
 from __future__ import annotations
@@ -20,19 +21,19 @@ from killpoint.harness.checkers._common import (
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History, TamperRecord
 from killpoint.harness.results import EvidenceRef, Verdict
+from killpoint.harness.tampering import TAMPER_KINDS, refused
 
 NAME = "authority"
-# Tampering the loader must refuse; a legacy checkpoint that migrates cleanly is not one.
-UNTRUSTED = frozenset(
-    {"flip_byte", "wrong_tenant", "unsupported_schema", "legacy_unsafe", "output_altered"}
-)
+# Tampering the loader must refuse, as the table says; a legacy checkpoint that migrates
+# cleanly is not one. Kinds registered later are judged by `refused`, read at each check.
+UNTRUSTED = frozenset(k.name for k in TAMPER_KINDS.values() if k.refused)
 
 
 def check_authority(history: History, workflow: Workflow) -> Verdict:
     expired = _expired_approval(history)
     if expired is not None:
         return expired
-    judged = [t for t in history.tampered if t.kind in UNTRUSTED]
+    judged = [t for t in history.tampered if refused(t.kind)]
     for tamper in judged:
         went_on = _went_on_from(history, tamper) if tamper.applied else None
         if went_on is not None:
@@ -77,18 +78,27 @@ def _expired_approval(history: History) -> Verdict | None:
 
 
 def _went_on_from(history: History, tamper: TamperRecord) -> Verdict | None:
-    """A call or a checkpoint made after a staged tampering the engine should have refused."""
+    """A call, a checkpoint or a step begun after a staged tampering the engine should have
+    refused (a step's boundary, not the lease: an engine may take the lease, then refuse)."""
     acted = [r for r in history.requests if r.seq > tamper.journal_seq and is_mutation(r)]
     altered = tamper.sequence
     built = [c for c in history.checkpoints if altered is not None and c.sequence > altered]
-    if not (acted or built):
+    began = [
+        i
+        for i, h in enumerate(history.hits)
+        if h.worker > tamper.after_worker and h.step is not None
+    ]
+    if not (acted or built or began):
         return None
     evidence = [
         f"checkpoint #{altered} was altered ({tamper.kind}) after worker {tamper.after_worker}"
     ]
     evidence += [cite_request(r) for r in acted[:1]]
     evidence += [f"checkpoint #{c.sequence} ({c.state}) built on it" for c in built[:1]]
+    hits = [history.hits[i] for i in began[:1]]
+    evidence += [f"worker {h.worker} went on to {h.label()}" for h in hits]
     refs = request_refs(acted[:1]) + [
         EvidenceRef(kind="checkpoint", index=c.sequence) for c in built[:1]
     ]
+    refs += [EvidenceRef(kind="hit", index=i) for i in began[:1]]
     return violated(NAME, f"the run went on from a {tamper.kind} checkpoint", evidence, refs)

@@ -9,13 +9,12 @@ on the world clock. Against those: every acceptance comes before the deadline, a
 to a service after the handoff was sent follows an acceptance and comes before the deadline
 (work delivered on expired terms is acted on all the same).
 
-The reference's receiver checks the deadline only when it accepts: a pause longer than the
-terms between acceptance and publication makes it publish late, which this calls false (no run
-of the main job pauses that long; the engine or the scenario should re-validate the handoff on
-resume, as approvals are). No handoff boundary: nothing was handed off, true. An acceptance
-whose terms are not visible (no history reader, or no trusted checkpoint carries the receiving
-step's output with a deadline) is unknown, unless the journal already proves a write on a
-handoff never accepted.
+A receiver that checks the deadline only when it accepts publishes late after a pause longer
+than the terms between acceptance and publication: false (the reference checks a step's terms,
+`Step.expires`, again before every send, as it does approvals). No handoff boundary: nothing
+was handed off, true. An acceptance whose terms are not visible (no history reader, or no
+trusted checkpoint carries the receiving step's output with a deadline) is unknown, unless the
+journal already proves a write on a handoff never accepted.
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ def check_handoff(history: History, workflow: Workflow) -> Verdict:
         )
     if not accepted:
         return ok(NAME, "the handoff was not accepted, and nothing was done on it")
-    deadline = _deadline(history, {h.step for h in accepted if h.step})
+    deadline = handoff_deadline(history, {h.step for h in accepted if h.step})
     if deadline is None:
         return unknown(NAME, "the handoff's terms (its deadline) are not visible")
     late = next((h for h in accepted if h.time >= deadline), None)
@@ -75,7 +74,7 @@ def check_handoff(history: History, workflow: Workflow) -> Verdict:
     return ok(NAME, f"accepted and acted on before its deadline t={deadline:.1f}")
 
 
-def _deadline(history: History, steps: set[str]) -> float | None:
+def handoff_deadline(history: History, steps: set[str]) -> float | None:
     """The deadline of the contract the receiving step accepted, as the latest trusted
     checkpoint that carries that step's output records it."""
     trusted = [c for c in history.checkpoints if c.trusted]

@@ -16,6 +16,7 @@ Faults change the outcome only these ways; anything else is false — a run that
 |                  | service the schedule faulted, read after it and never seen                   |
 | needs_review     | an artifact tampered with, or served corrupt or missing                       |
 | needs_review     | a handoff sent and never accepted in a run with faults (its terms may lapse) |
+| needs_review     | a handoff accepted whose deadline passed before the run ended                |
 | budget_exhausted | every attempt spent (ledger, or services), the clock past the run's deadline, |
 |                  | or a checkpoint's budget with no steps or cost left                          |
 
@@ -30,17 +31,17 @@ from collections.abc import Callable
 
 from killpoint.fake_services.faults import FaultMode
 from killpoint.harness.checkers._common import READABLE, is_mutation, ok, unknown, violated
-from killpoint.harness.checkers.authority import UNTRUSTED
+from killpoint.harness.checkers.handoff import handoff_deadline
 from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
 from killpoint.harness.contract.records import is_terminal
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import Valid, Verdict
+from killpoint.harness.tampering import TAMPER_KINDS, refused
 
 NAME = "expected_outcome"
 # (True, why): the fault explains the end; ("unknown", why): it might, the evidence is missing
 Why = tuple[Valid, str] | None
-MIGRATES = frozenset({"legacy_v2"})  # a tampering the loader should accept: changes nothing
 ARTIFACT_FAULTS = frozenset({FaultMode.CORRUPT_ARTIFACT, FaultMode.MISSING_ARTIFACT})
 
 
@@ -67,11 +68,10 @@ def check_outcome(history: History, workflow: Workflow) -> Verdict:
 
 
 def _refused_tampering(history: History) -> Why:
-    for t in history.tampered:
-        if t.kind in UNTRUSTED and t.applied:
+    for t in history.staged:
+        if refused(t.kind):
             return True, f"checkpoint #{t.sequence} was tampered with ({t.kind})"
-    known = UNTRUSTED | MIGRATES
-    strange = [t.kind for t in history.staged if t.kind not in known and not _artifact(t.kind)]
+    strange = [t.kind for t in history.staged if t.kind not in TAMPER_KINDS]
     if strange:
         return "unknown", f"a tampering of kind {strange[0]} may change the outcome"
     return None
@@ -149,7 +149,9 @@ def _withheld(history: History) -> Why:
 
 
 def _artifact(kind: str) -> bool:
-    return kind.startswith("artifact")
+    """A tampering after which the table lets a correct engine stop for review."""
+    row = TAMPER_KINDS.get(kind)
+    return row is not None and row.explains("needs_review")
 
 
 def _artifact_damaged(history: History) -> Why:
@@ -167,6 +169,18 @@ def _handoff_refused(history: History) -> Why:
     if any(h.boundary == HANDOFF_ACCEPTED for h in after):
         return None
     return True, "the receiver refused the handoff it was sent"
+
+
+def _handoff_expired(history: History) -> Why:
+    accepted = {h.step for h in history.hits if h.boundary == HANDOFF_ACCEPTED and h.step}
+    if not accepted:
+        return None
+    deadline = handoff_deadline(history, accepted)
+    if deadline is None:
+        return "unknown", "the accepted handoff's deadline is not visible"
+    if history.workers and max(w.ended_at for w in history.workers) >= deadline:
+        return True, f"the accepted handoff's terms expired at t={deadline:.1f}"
+    return None
 
 
 def _budget_spent(history: History) -> Why:
@@ -191,6 +205,13 @@ def _budget_spent(history: History) -> Why:
 
 EXPLANATIONS: dict[str, tuple[Callable[[History], Why], ...]] = {
     "quarantined": (_refused_tampering, _deploy),
-    "needs_review": (_in_doubt, _withheld, _artifact_damaged, _handoff_refused, _refused_tampering),
+    "needs_review": (
+        _in_doubt,
+        _withheld,
+        _artifact_damaged,
+        _handoff_refused,
+        _handoff_expired,
+        _refused_tampering,
+    ),
     "budget_exhausted": (_budget_spent,),
 }

@@ -34,6 +34,7 @@ PureFn = Callable[["StepContext"], JsonValue]
 ExpensiveFn = Callable[["StepContext"], bytes]
 IntentsFn = Callable[["StepContext"], Sequence[EffectIntent]]
 Validator = Callable[[JsonValue], str | None]
+TermsFn = Callable[["StepContext"], float | None]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,9 @@ class Step:
     validate: Validator | None = None
     cost: int = 1
     max_verify_reads: int = 5
+    # effect: when the terms it acts under lapse (a handoff's deadline, on the world clock);
+    # like an approval, they are checked again before every send, not only when accepted
+    expires: TermsFn | None = None
 
 
 @dataclass(frozen=True)

@@ -194,6 +194,28 @@ class Steps:
                 raise BackToGate(gate, f"approval {gate!r} expired at {grant.expires_at}")
         raise BackToGate(gate, f"no valid approval {gate!r}")
 
+    def guard(self, step: Step, ctx: StepContext) -> Callable[[], None] | None:
+        """What must still hold before each send: the step's approval and its terms."""
+        gate, deadline = step.gate, step.expires(ctx) if step.expires else None
+        if gate is None and deadline is None:
+            return None
+
+        def check() -> None:
+            if gate is not None:
+                self.require_grant(ctx.workflow_id, gate)
+            if deadline is not None:
+                self.require_terms(step, deadline)
+
+        return check
+
+    def require_terms(self, step: Step, deadline: float) -> None:
+        """Stop for review once the terms a step acts under have lapsed: work delivered on an
+        expired handoff is not what was agreed, and only a person can agree to it again."""
+        if self.clock.now() >= deadline:
+            raise Stop(
+                RunStatus.NEEDS_REVIEW, f"{step.name}: its terms expired at t={deadline:.1f}"
+            )
+
     def validate(self, step: Step, value: JsonValue) -> None:
         """A step's output is checkpointed only once its validator accepts it."""
         if step.validate is not None:
@@ -206,8 +228,7 @@ class Steps:
     def execute(self, session: Session, step: Step, ctx: StepContext) -> list[EffectRecord]:
         """Each of the step's intents, run to a resolved ledger row by the executor."""
         assert step.intents is not None and step.service is not None
-        gate = step.gate
-        guard = (lambda: self.require_grant(ctx.workflow_id, gate)) if gate else None
+        guard = self.guard(step, ctx)
         executor = self.executor_for(session, step.service, step.name)
         intents = list(step.intents(ctx))
         names = [intent.operation for intent in intents]

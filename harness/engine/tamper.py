@@ -3,8 +3,11 @@
 Used by schedules to prove the loader and the artifact reads reject what they must: a changed
 byte, a row moved to another tenant, a validly sealed checkpoint of a schema this engine does
 not support, a checkpoint written by an older engine (one that migrates cleanly, one that lacks
-its tenant), a step output altered (or forged) in its row, and an artifact file that was
-altered or removed.
+its tenant, its budget limits or its approval's expiry: one security field at a time, so each
+migration path that must refuse runs), a step output altered (or forged) in its row; validly
+sealed checkpoints moved where they do not belong (`tamper_sealed`) and damaged artifact files
+(`tamper_files`). `stage` is the one entry: it stages a kind, or declines one it does not know or
+that has nothing to alter here (None).
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
-from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.engine import _schema as t
 from killpoint.harness.engine.errors import IntegrityError
@@ -23,10 +25,36 @@ from killpoint.harness.engine.integrity import SecretRef, canonical_json, seal, 
 from killpoint.harness.engine.migrations import upgrade
 from killpoint.harness.engine.model import SCHEMA_VERSION
 from killpoint.harness.engine.store import Store
+from killpoint.harness.engine.tamper_files import ARTIFACT_KINDS, tamper_artifact
+from killpoint.harness.engine.tamper_sealed import OTHER_TENANT, SEALED_KINDS, tamper_sealed
 
-OTHER_TENANT = "tenant-from-elsewhere"
 FORGED_STEP = "forged"
-ARTIFACT_KINDS = ("artifact_corrupt", "artifact_missing")
+LEGACY_KINDS = ("legacy_v2", "legacy_unsafe", "legacy_no_limits", "legacy_no_approval_expiry")
+CHECKPOINT_KINDS = ("flip_byte", "wrong_tenant", "unsupported_schema", "output_altered")
+KINDS = CHECKPOINT_KINDS + LEGACY_KINDS + SEALED_KINDS + ARTIFACT_KINDS
+
+
+class Declined(Exception):
+    """This tampering has nothing to alter here (no approval to strip of its expiry)."""
+
+
+def stage(store: Store, root: Path, workflow_id: str, kind: str, secret: SecretRef) -> int | None:
+    """Stage one kind of tampering on a stopped workflow: the sequence of the checkpoint it
+    altered (the latest, for an artifact), or None if it is not a kind of ours or there is
+    nothing here to alter."""
+    if kind not in KINDS:
+        return None
+    if kind in ARTIFACT_KINDS:
+        if tamper_artifact(store, root, workflow_id, kind) == 0:
+            return None
+        return store.workflow(workflow_id).sequence
+    if kind in SEALED_KINDS:
+        with store.engine.begin() as conn:
+            return tamper_sealed(conn, workflow_id, kind, secret.resolve())
+    try:
+        return tamper_latest(store, workflow_id, kind, secret)
+    except Declined:
+        return None
 
 
 def tamper_latest(store: Store, workflow_id: str, kind: str, secret: SecretRef) -> int:
@@ -122,12 +150,12 @@ def _altered(
     if kind == "wrong_tenant":
         return {"tenant": OTHER_TENANT}
     doc = json.loads(body)
-    if kind in ("legacy_v2", "legacy_unsafe") and doc.get("schema_version") != SCHEMA_VERSION:
+    if kind in LEGACY_KINDS and doc.get("schema_version") != SCHEMA_VERSION:
         try:  # altered before: rewrite it from what it migrates to, if it still does
             doc = upgrade(doc)
         except IntegrityError:
             return {}  # already unusable; a second alteration changes nothing
-    if kind in ("legacy_v2", "legacy_unsafe"):
+    if kind in LEGACY_KINDS:
         doc["outputs"] = {**inline, **doc["outputs"]}
     if kind == "unsupported_schema":
         doc["schema_version"] = 99
@@ -135,6 +163,14 @@ def _altered(
         doc = as_v2(doc)
     elif kind == "legacy_unsafe":
         doc = as_v1(doc, tenant=None)
+    elif kind == "legacy_no_limits":
+        doc = as_v1(doc, tenant=tenant)
+        del doc["limits"]
+    elif kind == "legacy_no_approval_expiry":
+        if not doc["approvals"]:
+            raise Declined(kind)
+        doc = as_v1(doc, tenant=tenant, approval=True)
+        del doc["approval_expires_at"]
     else:
         raise KillpointError(f"unknown tamper kind {kind!r}")
     resealed = canonical_json(doc)
@@ -163,10 +199,24 @@ def as_v2(doc: dict[str, Any]) -> dict[str, Any]:
     return old
 
 
-def as_v1(doc: dict[str, Any], tenant: str | None) -> dict[str, Any]:
-    """The same checkpoint as the v1 engine wrote it; `tenant=None` is a pre-tenancy row."""
+def as_v1(doc: dict[str, Any], tenant: str | None, approval: bool = False) -> dict[str, Any]:
+    """The same checkpoint as the v1 engine wrote it; `tenant=None` is a pre-tenancy row. v1
+    held one approval, as flat fields: kept (the latest) only when `approval` is asked for."""
     budget = doc["budget"]
+    grant = doc["approvals"][-1] if approval and doc["approvals"] else None
+    flat = (
+        {
+            "approved_by": grant["actor"],
+            "approval_gate": grant["gate"],
+            "approval_scope": grant["scope"],
+            "approval_policy": grant["policy_version"],
+            "approval_expires_at": grant["expires_at"],
+        }
+        if grant
+        else {"approved_by": None}
+    )
     return {
+        **flat,
         "schema_version": 1,
         "workflow_id": doc["workflow_id"],
         "workflow_name": doc["workflow_name"],
@@ -189,7 +239,6 @@ def as_v1(doc: dict[str, Any], tenant: str | None) -> dict[str, Any]:
             }
             for e in doc["effects"]
         ],
-        "approved_by": None,
         "limits": {
             "attempts": budget["attempts_left"],
             "steps": budget["steps_left"],
@@ -201,20 +250,3 @@ def as_v1(doc: dict[str, Any], tenant: str | None) -> dict[str, Any]:
         "outputs": doc["outputs"],
         "created_at": doc["created_at"],
     }
-
-
-def tamper_artifact(store: Store, root: Path, workflow_id: str, kind: str) -> int:
-    """Corrupt or remove the files of every artifact the workflow recorded; returns how many."""
-    a = t.artifacts.c
-    with store.engine.connect() as conn:
-        shas = list(conn.execute(select(a.sha256).where(a.workflow_id == workflow_id)).scalars())
-    folder = FolderArtifacts(root)
-    for sha in shas:
-        path = folder.path(sha)
-        if not path.exists():
-            continue
-        if kind == "artifact_missing":
-            path.unlink()
-        else:
-            path.write_bytes(path.read_bytes() + b"\n<!-- altered -->")
-    return len(shas)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,7 +31,7 @@ from killpoint.harness.engine.rows import StepOutput
 from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog, Store
-from killpoint.harness.engine.tamper import ARTIFACT_KINDS, tamper_artifact, tamper_latest
+from killpoint.harness.engine.tamper import stage
 from killpoint.harness.protocol import CheckpointRecord, EngineSpec, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
 
@@ -190,13 +191,11 @@ def read_history(handle: StoreHandle) -> StoreReader:
     return StoreReader(open_store(handle), handle.tenant)
 
 
-def tamper(handle: StoreHandle, workflow_id: str, kind: str) -> int:
-    """Alter what the last worker left: the latest checkpoint, an output row or an artifact."""
-    store = open_store(handle)
-    if kind in ARTIFACT_KINDS:
-        tamper_artifact(store, artifacts_of(handle).root, workflow_id, kind)
-        return store.workflow(workflow_id).sequence
-    return tamper_latest(store, workflow_id, kind, SecretRef())
+def tamper(handle: StoreHandle, workflow_id: str, kind: str) -> int | None:
+    """Alter what the last worker left (the latest checkpoint, an output row, an artifact), as
+    the harness's table of kinds describes; None declines a kind this engine cannot stage or
+    that has nothing to alter in this run."""
+    return stage(open_store(handle), artifacts_of(handle).root, workflow_id, kind, SecretRef())
 
 
 def prepare(handle: StoreHandle) -> None:
@@ -205,11 +204,18 @@ def prepare(handle: StoreHandle) -> None:
     open_store(handle).warm()
 
 
+def reset(handle: StoreHandle) -> None:
+    """Before each run: the store's rows and the artifact files, gone."""
+    open_store(handle).clear()
+    shutil.rmtree(handle.workdir / "artifacts", ignore_errors=True)
+
+
 REFERENCE = EngineSpec(
     name="reference",
     factory=reference_factory,
     reader=read_history,
     tamper=tamper,
     prepare=prepare,
+    reset=reset,
     ref="reference",
 )

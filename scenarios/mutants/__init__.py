@@ -10,7 +10,10 @@ Seed 000, "Common Checkpointing Mistakes", and seed 001, "Common pitfalls", name
 come from the seeds' fault-injection tables (fencing, compare-and-swap, integrity, schemas,
 approvals, verification), which say what a correct engine must do instead. Those in `oracle.py`
 make mistakes only the later invariants see (attempts, bodies, outcome, fencing, compensation,
-handoffs).
+handoffs); those in `tamper.py` mistakes only a realistic tampering exposes (a validly sealed
+checkpoint of another tenant, workflow or sequence; one legacy security field missing; an
+artifact damaged without changing its size, or swapped for another of the run's); the one in
+`failure.py` raises an exception of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
-from killpoint.scenarios.mutants import explore, ledger, oracle, resume, steps, store
+from killpoint.scenarios.mutants import (
+    explore,
+    failure,
+    ledger,
+    oracle,
+    resume,
+    steps,
+    store,
+    tamper,
+)
 
 __all__ = ["MUTANTS"]
 
@@ -160,6 +172,59 @@ MUTANTS: dict[str, EngineSpec] = {
             "clock_of_the_checkpoint",
             "000: a resumed step reads the time of its checkpoint, not the clock",
             kinds=oracle.ClockOfTheCheckpoint,
+        ),
+        _mutant(
+            "terms_checked_only_on_acceptance",
+            "000: a handoff's terms checked when it is accepted, not again before acting on it",
+            kinds=oracle.TermsCheckedOnlyOnAcceptance,
+        ),
+        # an engine failing with an exception of its own (issue 13, item 6)
+        _mutant(
+            "artifact_parsed_before_hash_check",
+            "000: an altered artifact parsed before its hash is checked — the parser's error "
+            "escapes",
+            kinds=failure.ArtifactParsedBeforeHashCheck,
+        ),
+        # -- tampering: each caught by one kind in harness.tampering's table ------------------
+        _mutant(
+            "seal_not_tenant",
+            "000: the seal is checked against the row's tenant, not against the run's tenant",
+            engine=tamper.SealNotTenant,
+        ),
+        _mutant(
+            "seal_not_workflow",
+            "000: a sealed checkpoint of this tenant is taken without asking which workflow's",
+            engine=tamper.SealNotWorkflow,
+        ),
+        _mutant(
+            "seal_not_sequence",
+            "000: any validly sealed checkpoint of the workflow is taken, whatever its sequence",
+            engine=tamper.SealNotSequence,
+        ),
+        _mutant(
+            "legacy_limits_defaulted",
+            "000: an old checkpoint without its budget limits migrates with the default ones",
+            engine=tamper.LegacyLimitsDefaulted,
+        ),
+        _mutant(
+            "legacy_approval_never_lapses",
+            "000: an old checkpoint's approval without an expiry migrates as valid for a day",
+            engine=tamper.LegacyApprovalNeverLapses,
+        ),
+        _mutant(
+            "artifact_size_not_hash",
+            "000: an artifact is checked by the size recorded beside it, not by its hash",
+            kinds=tamper.SizeNotHash,
+        ),
+        _mutant(
+            "artifact_any_known_hash",
+            "000: an artifact's bytes need only hash to one of the run's artifacts",
+            kinds=tamper.AnyKnownArtifact,
+        ),
+        _mutant(
+            "artifact_cut_short_reused",
+            "000: an artifact shorter than recorded is taken for an upload in flight and reused",
+            kinds=tamper.InFlightUploadTrusted,
         ),
     )
 }

@@ -146,3 +146,14 @@ class ClockOfTheCheckpoint(Steps):
 
     def context(self, session: Session, cp: Checkpoint, step: Step) -> StepContext:
         return replace(super().context(session, cp, step), now=cp.created_at)
+
+
+class TermsCheckedOnlyOnAcceptance(Steps):
+    """000: a handoff's terms checked when it is accepted and never again.
+
+    The receiver rejects an expired handoff at the door, but once it has said yes it acts on
+    the contract whenever it gets to it, so a worker that resumes after the deadline delivers
+    work no one agreed to any more."""
+
+    def require_terms(self, step: Step, deadline: float) -> None:
+        return None

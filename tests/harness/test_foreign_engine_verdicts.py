@@ -61,8 +61,12 @@ def test_the_campaign_ran_crashes_network_faults_and_the_tamper_cases(
     assert {t.kind for r in _tamper_cases(campaign) for t in r.schedule.tamper} == {
         "legacy_v2",
         "legacy_unsafe",
+        "legacy_no_limits",
         "flip_byte",
         "wrong_tenant",
+        "foreign_tenant",
+        "foreign_workflow",
+        "rollback",
     }
 
 

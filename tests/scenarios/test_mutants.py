@@ -37,11 +37,22 @@ PINS: dict[str, tuple[str, str, int]] = {
     "unvalidated_output_checkpointed": ("research_publish_thin_draft", "verified_completion", 1),
     "compensation_as_rollback": ("order_saga_refund", "single_effect", 2),
     "retried_in_the_client": ("order_saga", "attempts_accounted", 45),
-    "intent_rederived_on_retry": ("order_saga", "intent_applied", 15),
-    "gives_up_on_doubt": ("order_saga", "expected_outcome", 10),
+    "intent_rederived_on_retry": ("order_saga", "intent_applied", 20),
+    "gives_up_on_doubt": ("order_saga", "expected_outcome", 15),
     "takeover_keeps_token": ("order_saga", "fencing", 3),
     "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
     "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
+    "terms_checked_only_on_acceptance": ("handoff", "handoff_terms", 3),
+    "artifact_parsed_before_hash_check": ("research_publish", "engine_failure", 5),
+    # tampering (scenarios/mutants/tamper.py): each caught on its tamper kind's named case
+    "seal_not_tenant": ("order_saga", "authority", 12),
+    "seal_not_workflow": ("order_saga", "authority", 12),
+    "seal_not_sequence": ("order_saga", "authority", 14),
+    "legacy_limits_defaulted": ("order_saga", "budget_preserved", 15),
+    "legacy_approval_never_lapses": ("approval_refund", "authority", 6),
+    "artifact_size_not_hash": ("research_publish", "expected_recovery", 12),
+    "artifact_any_known_hash": ("handoff", "expected_recovery", 8),
+    "artifact_cut_short_reused": ("expensive_reuse", "expected_recovery", 5),
     # caught by the exploration after the plan's single crashes and network faults
     "unrecorded_attempt_resent": ("order_saga", "attempts_accounted", 150),
     "lookup_timeout_taken_as_absent": ("research_publish", "single_effect", 150),
@@ -172,6 +183,7 @@ CHECKER_MUTANT = {
     "fencing": "takeover_keeps_token",
     "single_compensation": "compensation_repeated_on_resume",
     "handoff_terms": "clock_of_the_checkpoint",
+    "engine_failure": "artifact_parsed_before_hash_check",
 }
 
 

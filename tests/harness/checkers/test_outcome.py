@@ -3,15 +3,18 @@ and the faults that may explain a safe stop instead."""
 
 from __future__ import annotations
 
+from pydantic import JsonValue
+
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.checkers.outcome import check_outcome
-from killpoint.harness.contract.boundaries import HANDOFF_SENT
+from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
 from killpoint.harness.contract.records import EffectStatus
 from killpoint.harness.history import ExpectedEffectRecord, History
 from killpoint.harness.schedule import Deploy, HitPoint
 from killpoint.harness.world import BASE_VERSIONS
 from tests.harness.checkers.histories import (
     WORKFLOW,
+    checkpoint,
     completed_run,
     hit,
     ledger_row,
@@ -151,6 +154,31 @@ def test_review_after_an_artifact_was_damaged_is_true() -> None:
 def test_review_after_a_handoff_sent_and_never_accepted_is_true() -> None:
     history = _ended("needs_review", hits=[hit(HANDOFF_SENT, 1.0, step="write_contract")])
     assert check_outcome(history, WORKFLOW).valid is True
+
+
+def _accepted(deadline: float, *, terms: bool = True) -> History:
+    """Accepted at t=1 with `deadline` in its terms; the resumed worker stops for review at
+    t=15 (see `worker`)."""
+    outputs: dict[str, JsonValue] = {"accept_contract": {"deadline": deadline, "accepted": True}}
+    return _ended(
+        "needs_review",
+        hits=[hit(HANDOFF_ACCEPTED, 1.0, step="accept_contract")],
+        checkpoints=[
+            checkpoint(1, "received"),
+            checkpoint(2, "a", outputs=outputs if terms else {}),
+        ],
+    )
+
+
+def test_review_after_an_accepted_handoff_expired_is_true_and_before_it_is_false() -> None:
+    assert check_outcome(_accepted(12.0), WORKFLOW).valid is True
+    assert check_outcome(_accepted(100.0), WORKFLOW).valid is False
+
+
+def test_review_after_an_acceptance_whose_terms_are_not_visible_is_unknown() -> None:
+    verdict = check_outcome(_accepted(12.0, terms=False), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "the accepted handoff's deadline is not visible"
 
 
 def test_an_exhausted_budget_is_true_only_when_it_really_ran_out() -> None:

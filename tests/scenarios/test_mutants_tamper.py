@@ -1,0 +1,93 @@
+"""Each new tamper kind alone catches a mutant: on that kind's named case the mutant's run is
+judged false, and on every other tampering of the same scenario (the kinds the harness had
+before included) it passes, so without the new kind it escapes. The reference passes them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.results import RunResult
+from killpoint.harness.scenario import NamedCase
+from killpoint.scenarios import CATALOGUE
+from killpoint.scenarios.cases import CASES
+from killpoint.scenarios.mutants import MUTANTS
+from killpoint.scenarios.tamper_cases import TAMPER_CASES
+
+BY_NAME = {c.name: c for c in (*CASES, *TAMPER_CASES)}
+
+# tamper kind -> (its mutant, the named case that stages the kind where the mutant errs)
+ALONE: dict[str, tuple[str, str]] = {
+    "foreign_tenant": ("seal_not_tenant", "checkpoint_foreign_tenant"),
+    "foreign_workflow": ("seal_not_workflow", "checkpoint_foreign_workflow"),
+    "rollback": ("seal_not_sequence", "checkpoint_rollback"),
+    "legacy_no_limits": ("legacy_limits_defaulted", "checkpoint_legacy_no_limits"),
+    "legacy_no_approval_expiry": ("legacy_approval_never_lapses", "schema_old_no_approval_expiry"),
+    "artifact_bitflip": ("artifact_size_not_hash", "research_publish_artifact_bitflip"),
+    "artifact_truncated": ("artifact_cut_short_reused", "expensive_reuse_artifact_truncated"),
+    "artifact_swapped": ("artifact_any_known_hash", "handoff_artifact_swapped"),
+}
+
+
+def _run(spec: EngineSpec, case: NamedCase, root: Path) -> RunResult:
+    scenario = CATALOGUE[case.schedule.scenario]
+    config = CampaignConfig(scenarios=[scenario], workdir=root, engine=spec)
+    with Campaign(config) as campaign:
+        result, _ = campaign.execute(scenario, case.schedule, "named", case.expect)
+    return result
+
+
+def _others(case: NamedCase) -> list[NamedCase]:
+    """Every other named case of the scenario that tampers with something."""
+    return [
+        c
+        for c in BY_NAME.values()
+        if c.schedule.scenario == case.schedule.scenario and c.schedule.tamper and c is not case
+    ]
+
+
+def test_each_kind_s_mutant_and_case_is_registered_and_stages_that_kind() -> None:
+    for kind, (mutant, case) in ALONE.items():
+        assert mutant in MUTANTS
+        assert [t.kind for t in BY_NAME[case].schedule.tamper] == [kind]
+
+
+@pytest.mark.parametrize("kind", sorted(ALONE))
+def test_the_mutant_is_caught_by_this_tamper_kind_alone(kind: str, tmp_path: Path) -> None:
+    mutant, name = ALONE[kind]
+    case = BY_NAME[name]
+    caught = _run(MUTANTS[mutant], case, tmp_path / "caught")
+    assert caught.valid is False, caught.verdicts
+    for i, other in enumerate(_others(case)):
+        escaped = _run(MUTANTS[mutant], other, tmp_path / f"other{i}")
+        assert escaped.valid is True, (other.name, [v for v in escaped.verdicts if not v.valid])
+
+
+@pytest.mark.parametrize("name", sorted(c.name for c in TAMPER_CASES))
+def test_the_reference_recovers_as_each_tamper_case_expects(name: str, tmp_path: Path) -> None:
+    result = _run(REFERENCE, BY_NAME[name], tmp_path)
+    assert result.valid is True, [v for v in result.verdicts if v.valid is not True]
+
+
+def _declines(handle: object, workflow_id: str, kind: str) -> int | None:
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(ALONE[k][1] for k in ALONE))
+def test_a_hook_that_declines_the_kind_gets_unknown_never_a_false_violation(
+    name: str, tmp_path: Path
+) -> None:
+    """The mutant's own mistake cannot show when nothing was tampered: no verdict is false, and
+    the case's expected recovery is unknown, not "expected quarantined"."""
+    mutant = ALONE[next(k for k, v in ALONE.items() if v[1] == name)][0]
+    declining = replace(MUTANTS[mutant], tamper=_declines, ref=None)
+    result = _run(declining, BY_NAME[name], tmp_path)
+    verdicts = {v.checker: v.valid for v in result.verdicts}
+    assert verdicts["expected_recovery"] == "unknown", result.verdicts
+    assert False not in verdicts.values(), result.verdicts
