@@ -29,6 +29,7 @@ from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
+    explore,
     failure,
     ledger,
     oracle,
@@ -245,3 +246,35 @@ MUTANTS: dict[str, EngineSpec] = {
         ),
     )
 }
+
+# mistakes only deeper schedules expose (`harness.explore`): crash after a 5xx, a fault on a
+# lookup or a verification read, a start message redelivered after the run ended
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "unrecorded_attempt_resent",
+            "001: retries hidden from the ledger — an attempt killed before its outcome was "
+            "recorded is sent again without spending another",
+            executor=explore.UnrecordedAttemptResent,
+        ),
+        _mutant(
+            "lookup_timeout_taken_as_absent",
+            "000: marking a timeout as a failure — a reconcile lookup that times out is taken "
+            "for not found, and the effect is sent again",
+            executor=explore.LookupTimeoutIsAbsence,
+        ),
+        _mutant(
+            "failed_read_taken_as_verified",
+            "000: completion without verification — a verification read that failed counts "
+            "as one that saw the effect",
+            kinds=explore.FailedReadIsVerified,
+        ),
+        _mutant(
+            "finished_run_restarted_on_redelivery",
+            "000: assuming the queue is the database — a start message for a finished run "
+            "starts it over",
+            engine=explore.FinishedRunRestarted,
+        ),
+    )
+)

@@ -57,6 +57,11 @@ PINS: dict[str, tuple[str, str, int]] = {
     # exposed by the services' realism rules
     "republished_when_not_yet_visible": ("order_saga", "single_effect", 10),
     "charge_found_by_order_id": ("order_saga", "single_effect", 20),
+    # caught by the exploration after the plan's single crashes and network faults
+    "unrecorded_attempt_resent": ("order_saga", "attempts_accounted", 150),
+    "lookup_timeout_taken_as_absent": ("research_publish", "single_effect", 150),
+    "failed_read_taken_as_verified": ("research_publish", "verified_completion", 150),
+    "finished_run_restarted_on_redelivery": ("order_saga", "monotonic_sequence", 150),
 }
 
 
