@@ -287,5 +287,5 @@ def run_schedule_real(
     if schedule.interleave is not None:
         raise KillpointError("interleaved workers run in the in-process tier only")
     world.begin_run(engine)
-    world.services.set_plan(schedule.network)
+    world.services.set_plan(schedule.network.seeded(schedule.run_id))
     return RealRun(world, scenario, schedule, engine).execute()

@@ -306,9 +306,8 @@ class Run:
     def read(self) -> tuple[HistoryReader, bool]:
         """The engine's records as its reader gives them, all at once; none (unreadable) when
         the reader fails, which is the engine's failure."""
-        reader = self.engine.history_reader(self.world.store)
         try:
-            read = Recorded(reader, self.workflow_id)
+            read = Recorded(self.engine.history_reader(self.world.store), self.workflow_id)
         except Exception as exc:
             self.failed("history reader", exc)
             return NoHistory(), False
@@ -380,5 +379,5 @@ def run_schedule(
     world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
     world.begin_run(engine)
-    world.services.set_plan(schedule.network)
+    world.services.set_plan(schedule.network.seeded(schedule.run_id))
     return Run(world, scenario, schedule, engine).execute()

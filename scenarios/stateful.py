@@ -114,10 +114,16 @@ class KillpointMachine(RuleBasedStateMachine):
         )
         self.tally = DecisionTally(services)
         run_id = f"stateful-{next(_RUNS)}"
+        # the services' draws are seeded alike in every example (the run id differs, the
+        # choices must not), and the schedule names the seed so that a replay draws the same
+        network = FaultPlan(seed=MACHINE_SEED)
+        services.set_plan(network)
         self.run = Run(
             self.world,
             self.scenario,
-            FaultSchedule(scenario=self.scenario.name, run_id=run_id, engine=self.engine.ref),
+            FaultSchedule(
+                scenario=self.scenario.name, run_id=run_id, engine=self.engine.ref, network=network
+            ),
             self.engine,
         )
         self.next_worker = 0
@@ -228,7 +234,7 @@ class KillpointMachine(RuleBasedStateMachine):
             for r in self.schedule.network.rules
         ):
             return
-        plan = FaultPlan(rules=(*self.schedule.network.rules, rule_))
+        plan = FaultPlan(rules=(*self.schedule.network.rules, rule_), seed=MACHINE_SEED)
         self._extend(network=plan)
         self.tally.install(plan)
 
@@ -351,6 +357,7 @@ class KillpointMachine(RuleBasedStateMachine):
 
 
 _RUNS = itertools.count()
+MACHINE_SEED = "stateful"  # the seed of the services' realism draws in every example
 
 
 def _terminal(status: str | None) -> bool:

@@ -2,9 +2,10 @@
 
 The target of `--engine module:attr` is either an `EngineSpec` (full control: factory, history
 reader, tamper hook) or a plain factory callable `(env, scenario) -> engine`, which may carry
-`reader`, `tamper` and `prepare` attributes (see `killpoint.harness.protocol`). Without a reader,
-the engine is judged on what the harness sees from outside (boundary hits at the transport,
-service journals), and the checkers that need the engine's own records answer unknown.
+`reader`, `tamper`, `prepare` and `reset` attributes (see `killpoint.harness.protocol`). Without
+a reader, the engine is judged on what the harness sees from outside (boundary hits at the
+transport, service journals), and the checkers that need the engine's own records answer
+unknown.
 
 Whatever the engine, its spec names it by the reference it was loaded from (`EngineSpec.ref`),
 which every fault schedule records, so `killpoint replay FILE` loads the same engine again.
@@ -54,8 +55,8 @@ def load_engine(ref: str | None) -> EngineSpec:
 
 
 def as_spec(target: Any, ref: str | None = None) -> EngineSpec:
-    """An `EngineSpec` from a spec or a factory callable (whose `reader`, `tamper` and `prepare`
-    attributes, if any, are its hooks); `ref` is how it can be loaded again."""
+    """An `EngineSpec` from a spec or a factory callable (whose `reader`, `tamper`, `prepare` and
+    `reset` attributes, if any, are its hooks); `ref` is how it can be loaded again."""
     if isinstance(target, EngineSpec):
         return target if ref is None or target.ref == ref else replace(target, ref=ref)
     if not callable(target):
@@ -66,5 +67,6 @@ def as_spec(target: Any, ref: str | None = None) -> EngineSpec:
         reader=getattr(target, "reader", None),
         tamper=getattr(target, "tamper", None),
         prepare=getattr(target, "prepare", None),
+        reset=getattr(target, "reset", None),
         ref=ref,
     )

@@ -13,7 +13,8 @@ make mistakes only the later invariants see (attempts, bodies, outcome, fencing,
 handoffs); those in `tamper.py` mistakes only a realistic tampering exposes (a validly sealed
 checkpoint of another tenant, workflow or sequence; one legacy security field missing; an
 artifact damaged without changing its size, or swapped for another of the run's); the one in
-`failure.py` raises an exception of its own.
+`failure.py` raises an exception of its own; those in `services.py` only realistic services
+expose (lagging reads, other customers' objects).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from killpoint.scenarios.mutants import (
     ledger,
     oracle,
     resume,
+    services,
     steps,
     store,
     tamper,
@@ -225,6 +227,22 @@ MUTANTS: dict[str, EngineSpec] = {
             "artifact_cut_short_reused",
             "000: an artifact shorter than recorded is taken for an upload in flight and reused",
             kinds=tamper.InFlightUploadTrusted,
+        ),
+        _mutant(
+            "ledger_row_trusted_without_log",
+            "001: a ledger row that says prepared is taken as never sent, whatever its log says",
+            engine=tamper.LedgerTrustedAsItStands,
+        ),
+        # exposed by the services' realism rules (fake_services/realism.py)
+        _mutant(
+            "republished_when_not_yet_visible",
+            "001: a read right after the write taken as the truth — not yet visible is lost",
+            kinds=services.RepublishedWhenNotYetVisible,
+        ),
+        _mutant(
+            "charge_found_by_order_id",
+            "000: a charge in doubt looked up by its order id, another customer's taken as its own",
+            executor=services.ChargeFoundByOrderId,
         ),
     )
 }
