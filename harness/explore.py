@@ -204,12 +204,14 @@ class Exploration:
         limit = self.budget.runs
         if self.best is not None:  # shrinking: a bounded number of runs more
             limit = (self.first_violation_at or 0) + SHRINK_RUNS
-        elif (
-            self.budget.seconds is not None and time.perf_counter() - started > self.budget.seconds
-        ):
+        elif self.runs and self._out_of_time(started):  # a seconds budget makes one run
             raise _Spent
         if limit is not None and self.runs >= limit:
             raise _Spent
+
+    def _out_of_time(self, started: float) -> bool:
+        seconds = self.budget.seconds
+        return seconds is not None and time.perf_counter() - started > seconds
 
     def example(self, data: st.DataObject) -> None:
         m = self.menu
