@@ -137,6 +137,12 @@ class KillpointMachine(RuleBasedStateMachine):
     def schedule(self) -> FaultSchedule:
         return self.run.schedule
 
+    def _add_rule(self, rule_: FaultRule) -> None:
+        """The schedule's network faults and this one, under the machine's one seed."""
+        plan = FaultPlan(rules=(*self.schedule.network.rules, rule_), seed=MACHINE_SEED)
+        self._extend(network=plan)
+        self.tally.install(plan)
+
     def _extend(self, **changes: Any) -> None:
         self.run.schedule = self.schedule.model_copy(update=changes)
 
@@ -234,9 +240,7 @@ class KillpointMachine(RuleBasedStateMachine):
             for r in self.schedule.network.rules
         ):
             return
-        plan = FaultPlan(rules=(*self.schedule.network.rules, rule_), seed=MACHINE_SEED)
-        self._extend(network=plan)
-        self.tally.install(plan)
+        self._add_rule(rule_)
 
     @precondition(
         lambda self: self.next_worker > 0 and self._may_run(),
@@ -271,9 +275,7 @@ class KillpointMachine(RuleBasedStateMachine):
         if (service, operation, occurrence) in taken:
             return
         rule_ = FaultRule(service=service, operation=operation, occurrence=occurrence, mode=mode)
-        plan = FaultPlan(rules=(*self.schedule.network.rules, rule_))
-        self._extend(network=plan)
-        self.tally.install(plan)
+        self._add_rule(rule_)
 
     @precondition(lambda self: not self.schedule.redeliver_after_end)
     @rule()

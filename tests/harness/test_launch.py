@@ -25,7 +25,13 @@ def test_a_campaign_runs_the_scenarios_named_with_the_options_given(
     tmp_path: Path, checkpoint_key: bytes
 ) -> None:
     result = killpoint.run_campaign(
-        "email", double=False, network=False, named=False, interleave=False, workdir=tmp_path
+        "email",
+        double=False,
+        network=False,
+        named=False,
+        interleave=False,
+        explore="0",
+        workdir=tmp_path,
     )
     assert [c.scenario for c in result.scenarios] == ["email"]
     assert {r.kind for r in result.runs} == {"clean", "single"}
