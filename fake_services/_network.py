@@ -31,8 +31,12 @@ def deliver(
     if mode is FaultMode.LOST_REQUEST:
         raise httpx.ReadTimeout("killpoint: request lost on the way", request=request)
     forwarded = fault if fault is not None and (not fault.network_side or sleeps) else None
-    if mode is FaultMode.SLOW and not sleeps:
-        forwarded = None
+    if mode is FaultMode.SLOW and not sleeps and fault is not None:
+        # on paper: the app never sleeps, but learns of a reply that outlives the client's
+        # wait, so it keeps the request in flight (payments holds its idempotency key)
+        late = _exceeds_timeout(request, fault)
+        forwarded = fault.model_copy(update={"params": {**fault.params, "sleep": False}})
+        forwarded = forwarded if late else None
     if mode is FaultMode.DUPLICATE_DELIVERY:
         request.read()  # the same bytes go out again
     request.headers[FAULT_HEADER] = forwarded.encode() if forwarded is not None else "none"

@@ -118,7 +118,7 @@ class Services:
             )
             if reply.business_key is not None and record.business_key is None:
                 self.journal.set_business_key(record.seq, reply.business_key)
-        if mode is FaultMode.SLOW and fault is not None:
+        if mode is FaultMode.SLOW and fault is not None and fault.params.get("sleep", True):
             await asyncio.sleep(float(fault.params["delay_s"]))
         if mode is FaultMode.ERROR_AFTER_COMMIT:
             return JSONResponse({"error": "internal"}, 500)

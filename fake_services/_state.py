@@ -20,10 +20,13 @@ class StateStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def next_id(self, kind: str, prefix: str) -> str:
+    def count(self, kind: str) -> int:
         row = self.db.fetchone("SELECT COUNT(*) FROM resources WHERE kind = ?", (kind,))
         assert row is not None
-        return f"{prefix}_{int(row[0]) + 1:06d}"
+        return int(row[0])
+
+    def next_id(self, kind: str, prefix: str) -> str:
+        return f"{prefix}_{self.count(kind) + 1:06d}"
 
     def insert(
         self,

@@ -2,7 +2,8 @@
 
 They turn HTTP into the three outcomes an engine has to handle: a value, :class:`Rejected`
 (nothing applied) or :class:`OutcomeUnknown` (maybe applied). Any transport error counts as
-unknown, even a refused connection: an engine should reconcile rather than guess.
+unknown, even a refused connection: an engine should reconcile rather than guess. So does a 409
+``idempotency_key_in_use``: the key's first request is still running and may yet apply.
 """
 
 from __future__ import annotations
@@ -21,13 +22,21 @@ def _send(client: httpx.Client, method: str, url: str, **kwargs: Any) -> httpx.R
         response = client.request(method, url, **kwargs)
     except httpx.TransportError as exc:
         raise OutcomeUnknown(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
-    if response.status_code >= 500:
+    if response.status_code >= 500 or _in_use(response):
         raise OutcomeUnknown(f"{method} {url}: {response.status_code}", status=response.status_code)
     if response.status_code == 404:
         raise NotFound(_body(response))
     if response.status_code >= 400:
         raise Rejected(response.status_code, _body(response))
     return response
+
+
+def _in_use(response: httpx.Response) -> bool:
+    """Stripe's 409 for a key whose first request is still running: retry later, it may land."""
+    if response.status_code != 409:
+        return False
+    body = _body(response)
+    return isinstance(body, dict) and body.get("error") == "idempotency_key_in_use"
 
 
 def _body(response: httpx.Response) -> Any:
@@ -61,6 +70,11 @@ class PaymentsClient:
             )
         except NotFound:
             return None
+
+    def charges_by_order(self, order_id: str) -> list[Charge]:
+        """Every charge under `order_id`, other customers' too, oldest first."""
+        response = _send(self.http, "GET", "/payments/charges", params={"order_id": order_id})
+        return [Charge.model_validate(charge) for charge in response.json()["charges"]]
 
     def refund(self, idempotency_key: str, charge_id: str, amount_cents: int) -> Refund:
         body = {"charge_id": charge_id, "amount_cents": amount_cents}

@@ -60,6 +60,7 @@ OPERATIONS: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
     (method, re.compile(pattern), service, operation)
     for method, pattern, service, operation in (
         ("POST", r"/payments/charges", "payments", "create_charge"),
+        ("GET", r"/payments/charges", "payments", "charges_by_order"),
         ("GET", r"/payments/charges/by-key/[^/]+", "payments", "charge_by_key"),
         ("POST", r"/payments/refunds", "payments", "refund"),
         ("GET", r"/payments/refunds/by-key/[^/]+", "payments", "refund_by_key"),
@@ -144,11 +145,19 @@ class FaultRule(BaseModel):
 
 
 class FaultPlan(BaseModel):
-    """An ordered list of rules; when several fire on one request, the first wins."""
+    """An ordered list of rules; when several fire on one request, the first wins.
+
+    ``seed`` seeds the services' realism draws (lags, other customers: ``realism.py``); the
+    harness gives each run its run id, so runs sample the draws and a replay repeats them."""
 
     model_config = ConfigDict(frozen=True)
 
     rules: tuple[FaultRule, ...] = ()
+    seed: str = ""
+
+    def seeded(self, seed: str) -> FaultPlan:
+        """This plan with `seed`, unless it names a seed of its own."""
+        return self if self.seed else self.model_copy(update={"seed": seed})
 
     @classmethod
     def of(cls, *rules: FaultRule) -> FaultPlan:

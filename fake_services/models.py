@@ -23,6 +23,7 @@ class ChargeRequest(_Body):
     order_id: str = Field(min_length=1)
     amount_cents: int = Field(gt=0)
     currency: str = Field(pattern=r"^[A-Z]{3}$")
+    customer: str | None = None  # Stripe's `customer`: whose charge it is; order ids are not
 
 
 class RefundRequest(_Body):
@@ -56,6 +57,7 @@ class Charge(_Resource):
     status: str
     idempotency_key: str | None
     created_at: float
+    customer: str | None = None
 
 
 class Refund(_Resource):

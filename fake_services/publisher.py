@@ -1,9 +1,10 @@
 """publisher: eventually consistent, for verify-before-completion.
 
-A publish succeeds at once but the publication may show up on reads only later: after N reads,
-after T seconds of the injected clock, or never (``withheld_visibility`` in the fault plan;
-default is visible at once). An engine that marks a workflow ``completed`` without a verification
-read that saw the postcondition is caught here.
+A publish succeeds at once but the publication may show up on reads only later: after a lag
+drawn per publication from a seeded distribution (`realism.visibility_lag_s`, as an S3 listing
+or a search index lags its writes), or as the fault plan says (``withheld_visibility``: after N
+reads, after T seconds of the injected clock, or never). An engine that marks a workflow
+``completed`` without a verification read that saw the postcondition is caught here.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from killpoint.fake_services import realism
 from killpoint.fake_services._service import (
     Reply,
     RouteTable,
@@ -28,9 +30,11 @@ from killpoint.fake_services.journal import RequestRecord
 from killpoint.fake_services.models import Publication, PublicationRequest
 
 
-def _visibility(fault: Fault | None) -> dict[str, Any] | None:
+def _visibility(fault: Fault | None, seed: str, ordinal: int) -> dict[str, Any] | None:
+    """The plan's withheld visibility if it says so, else the seeded lag (None: at once)."""
     if fault is None or fault.mode is not FaultMode.WITHHELD_VISIBILITY:
-        return None
+        lag = realism.visibility_lag_s(realism.ACTIVE, seed, ordinal)
+        return {"after_reads": None, "after_s": lag} if lag > 0 else None
     return {"after_reads": fault.params.get("after_reads"), "after_s": fault.params.get("after_s")}
 
 
@@ -54,11 +58,12 @@ async def publish(services: Services, request: Request) -> Response:
         if isinstance(parsed, Reply):
             return parsed
         publication = Publication(published_at=record.time, **parsed.model_dump())
-        resource_id = state.next_id("publication", "pub")
+        ordinal = state.count("publication") + 1
+        resource_id = f"pub_{ordinal:06d}"
         stored = {
             "id": resource_id,
             "publication": publication.model_dump(),
-            "visibility": _visibility(fault),
+            "visibility": _visibility(fault, services.faults.plan.seed, ordinal),
             "reads": 0,
         }
         state.insert("publication", resource_id, stored, lookup=publication.ref)

@@ -17,8 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from killpoint.harness.checkers import check_all
+from killpoint.harness.explore import Budget, Exploration, menu
 from killpoint.harness.history import History
 from killpoint.harness.measures import measure
+from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, first_hits
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import (
@@ -49,6 +51,7 @@ class CampaignConfig:
     named: bool = True  # the named cases each scenario of the campaign brings
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
+    explore: str = EXPLORE  # `--explore RUNS|SECONDS`: generated schedules after the plan
     on_run: Callable[[RunResult], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
 
@@ -89,6 +92,23 @@ class Campaign:
         kind: RunKind,
         expect: Expect | None = None,
     ) -> tuple[RunResult, History]:
+        """Run one schedule in this campaign's tier against its engine, judge it, keep it."""
+        result, history = self.judge(scenario, schedule, kind, expect)
+        self.keep(result)
+        return result, history
+
+    def keep(self, result: RunResult) -> None:
+        self.runs.append(result)
+        if self.config.on_run is not None:
+            self.config.on_run(result)
+
+    def judge(
+        self,
+        scenario: Scenario,
+        schedule: FaultSchedule,
+        kind: RunKind = "generated",
+        expect: Expect | None = None,
+    ) -> tuple[RunResult, History]:
         """Run one schedule in this campaign's tier against its engine, and judge it."""
         engine = self.config.engine.ref
         if schedule.tier != self.config.tier or schedule.engine != engine:
@@ -118,9 +138,6 @@ class Campaign:
             schedule_file=schedule_file,
             history=history if valid is False else None,
         )
-        self.runs.append(result)
-        if self.config.on_run is not None:
-            self.config.on_run(result)
         return result, history
 
     def execute_planned(self, run: PlannedRun) -> tuple[RunResult, History]:
@@ -142,6 +159,9 @@ class Campaign:
         extra = (PlannedRun(by_name[s.scenario], kind, s) for kind, s in config.extra)
         for planned in plan.extra_runs(extra):
             self.execute_planned(planned)
+        for search in exploration(self, plan, config.scenarios):
+            for found in search.run():
+                self.keep(found)
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
@@ -154,6 +174,34 @@ class Campaign:
             scenarios=self.coverage,
             runs=self.runs,
         )
+
+
+def exploration(
+    campaign: Campaign,
+    plan: Plan,
+    scenarios: Sequence[Scenario],
+    budget: Budget | None = None,
+    part: int = 0,
+) -> list[Exploration]:
+    """The searches past `plan`, one per scenario with a seed of its own, for the scenarios
+    this shard explores (every n-th): sharded or not, each scenario's search is the same.
+    `budget` (the campaign's by default) and `part` (a later pass, with seeds and run ids of
+    its own) are for a hunt, which explores in two passes."""
+    config = campaign.config
+    index, total = config.shard or (1, 1)
+    budget = (budget or Budget.parse(config.explore)).per_scenario(len(scenarios))
+    return [
+        Exploration(
+            menu(s, plan.recordings[s.name], plan.recoveries.get(s.name, [])),
+            campaign.judge,
+            budget,
+            seed=config.seed * 1000 + k + 500 * part,
+            pairs=config.interleave and config.tier == "inprocess",
+            label=f"{k}" + "b" * part,
+        )
+        for k, s in enumerate(scenarios)
+        if k % total == index - 1
+    ]
 
 
 def _coverage(recording: History, done: list[tuple[PlannedRun, RunResult]]) -> ScenarioCoverage:

@@ -3,7 +3,9 @@
 A hunt runs the same runs a campaign would, reordered by schedule size across all its
 scenarios (`harness.plan.Plan.smallest_first`): every clean run, then the named cases, then
 every single crash (the riskiest crash points of every scenario before the next risk of any),
-then every network fault, then every paired worker and paired crash. It stops at the first run
+then every network fault, then a first pass of the exploration's generated schedules
+(`harness.explore`, a violation shrunk), then every paired worker and paired crash, then the
+rest of the exploration (`FIRST_PASS` says why it is split). It stops at the first run
 any checker (or a named case's expected recovery) judges false. The order makes the failing
 schedule minimal by construction: no smaller schedule in the plan was judged false before it.
 Nothing is random, so the same hunt gives the same answer twice.
@@ -11,15 +13,22 @@ Nothing is random, so the same hunt gives the same answer twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.campaign import Campaign, CampaignConfig, exploration
+from killpoint.harness.explore import Budget
+from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import MutantResult, RunResult
 from killpoint.harness.scenario import Scenario
+
+# The share of the exploration a hunt makes before the pairs and doubles: a mistake only a
+# generated schedule shows is found without waiting for the pairs (most of the plan's runs),
+# and one the pairs show does not wait for the whole exploration; the rest comes last.
+FIRST_PASS = 0.5
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ def hunt_outcome(
     double: bool = True,
     interleave: bool = True,
     network: bool = True,
+    explore: str = EXPLORE,
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
     whole phases of the plan, as they do for a campaign."""
@@ -53,29 +63,61 @@ def hunt_outcome(
         double_limit=double_limit,
         interleave=interleave,
         network=network,
+        explore=explore,
         on_run=on_run,
     )
     plan = Plan(config.scenarios, config.plan_options())
-    runs = 0
+    made = [0]
     with Campaign(config) as campaign:
-        for planned in plan.smallest_first():
-            result, history = campaign.execute_planned(planned)
-            runs += 1
+        for result, runs in _hunted(campaign, plan, Budget.parse(explore), made):
             if result.valid is False:
-                first = next(v for v in result.verdicts if v.valid is False)
-                caught = MutantResult(
-                    mutant=spec.name,
-                    description=description,
-                    caught=True,
-                    checker=first.checker,
-                    runs_to_detection=runs,
-                    schedule=result.schedule,
-                )
-                return HuntOutcome(caught, result, runs)
-            plan.observe(planned, history)
+                return _caught(spec, description, result, runs)
     return HuntOutcome(
-        MutantResult(mutant=spec.name, description=description, caught=False), None, runs
+        MutantResult(mutant=spec.name, description=description, caught=False), None, made[0]
     )
+
+
+def _hunted(
+    campaign: Campaign, plan: Plan, budget: Budget, made: list[int]
+) -> Iterator[tuple[RunResult, int]]:
+    """Each run of a hunt in its order, with the runs made up to it (`made[0]`, kept up to
+    date): the plan's shallow part, a first pass of exploration, the pairs and doubles, the
+    rest of the exploration."""
+    first, rest = budget.split(FIRST_PASS)
+    for planned in plan.shallow():
+        result, history = campaign.execute_planned(planned)
+        made[0] += 1
+        yield result, made[0]
+        plan.observe(planned, history)
+    yield from _explored(campaign, plan, first, 0, made)
+    for planned in plan.paired():
+        result, _ = campaign.execute_planned(planned)
+        made[0] += 1
+        yield result, made[0]
+    yield from _explored(campaign, plan, rest, 1, made)
+
+
+def _explored(
+    campaign: Campaign, plan: Plan, budget: Budget, part: int, made: list[int]
+) -> Iterator[tuple[RunResult, int]]:
+    for search in exploration(campaign, plan, campaign.config.scenarios, budget, part):
+        for result in search.run():
+            campaign.keep(result)
+            yield result, made[0] + (search.first_violation_at or search.runs)
+        made[0] += search.runs
+
+
+def _caught(spec: EngineSpec, description: str, result: RunResult, runs: int) -> HuntOutcome:
+    first = next(v for v in result.verdicts if v.valid is False)
+    caught = MutantResult(
+        mutant=spec.name,
+        description=description,
+        caught=True,
+        checker=first.checker,
+        runs_to_detection=runs,
+        schedule=result.schedule,
+    )
+    return HuntOutcome(caught, result, runs)
 
 
 def hunt(

@@ -34,6 +34,7 @@ TIERS: tuple[Tier, ...] = ("inprocess", "real")
 Front = Literal["run", "mutants", "replay", "pytest", "marker"]
 Convert = Callable[[Any], Any]
 
+EXPLORE = "60"  # the main job's exploration: runs per scenario (deterministic, unlike seconds)
 TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
 FALSE = frozenset({"0", "false", "no", "off", "n", "f"})
 
@@ -113,6 +114,17 @@ def shard(value: Any) -> tuple[int, int] | None:
     if not 1 <= index <= total:
         raise ValueError(f"{index}/{total}: i must be between 1 and N")
     return index, total
+
+
+def budget(value: object) -> str:
+    """An exploration budget: `RUNS` (`200`), `SECONDS` (`30s`), or `0`/`off` for none."""
+    text_ = str(value).strip().lower()
+    if text_ in ("0", "off", "no", "none", "false"):
+        return "0"
+    number = text_.removesuffix("s")
+    if not number.replace(".", "", 1).isdigit() or (number == text_ and not number.isdigit()):
+        raise ValueError(f"wants RUNS or SECONDS (200, 30s) or off, got {value!r}")
+    return text_
 
 
 def processes(value: object) -> int:
@@ -227,7 +239,14 @@ class CampaignOptions(_Declared):
     named: bool = field(default=True, metadata=option(
         "Also run the named cases the scenarios bring.", boolean, *CAMPAIGN))
     seed: int = field(default=0, metadata=option(
-        "Seed of the paired-crash sample.", whole(), *SHARED, metavar="N"))
+        "Seed of the paired-crash sample and of the exploration.", whole(), *SHARED,
+        metavar="N"))
+    explore: str = field(default=EXPLORE, metadata=option(
+        "After the plan, explore generated schedules (k crashes, crash with network faults "
+        "and read faults on one operation, clock jumps, two workers, redelivery after the "
+        "end), new fault combinations first: RUNS per scenario, or SECONDS in all (30s); 0 "
+        "for none.", budget,
+        *SHARED, metavar="RUNS|SECONDS", text=True))
     shard: tuple[int, int] | None = field(default=None, metadata=option(
         "Run only this slice: every N-th planned run from the i-th.", shard, "run", "marker",
         metavar="i/N", text=True))
@@ -259,13 +278,14 @@ class CampaignOptions(_Declared):
             network=self.network,
             named=self.named,
             seed=self.seed,
+            explore=self.explore,
             shard=self.shard,
             on_run=on_run,
         )
 
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
-        phases = ("seed", "double", "double_limit", "interleave", "network")
+        phases = ("seed", "double", "double_limit", "interleave", "network", "explore")
         return {name: getattr(self, name) for name in phases}
 
 

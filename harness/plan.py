@@ -11,7 +11,7 @@ no I/O: histories come in as data, planned runs go out as schedules.
 The campaign runs the plan scenario by scenario and judges each run (`Plan.scenario_runs`), a
 shard takes every n-th of the runs it may split (`in_shard`), a hunt runs the same runs
 smallest first (`Plan.smallest_first`), and the Hypothesis strategies and the stateful
-machine draw from its menu (`first_hits`, `recovery_only`, `targets`, `network_modes`).
+machine draw from its menu (`harness.recording`, re-exported here).
 """
 
 from __future__ import annotations
@@ -22,32 +22,50 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 
-from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
-from killpoint.harness.contract import boundaries as b
+from killpoint.fake_services.faults import FaultPlan, FaultRule
 from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import History, HitRecord
+from killpoint.harness.recording import (
+    DEDUPING,
+    NETWORK_MODES,
+    ROUTINE,
+    Recovery,
+    Risk,
+    Target,
+    crash_risk,
+    first_hits,
+    network_modes,
+    point,
+    recovery,
+    recovery_only,
+    recovery_points,
+    targets,
+)
 from killpoint.harness.results import RunKind
 from killpoint.harness.scenario import Expect, Scenario
-from killpoint.harness.schedule import FaultSchedule, HitPoint, Interleave, Tier
+from killpoint.harness.schedule import FaultSchedule, Interleave, Tier
 
-# Which network faults a mutating request may meet; duplicate delivery only where the service
-# dedups (a non-idempotent service duplicates any duplicated request, whatever the engine does).
-NETWORK_MODES = (
-    FaultMode.LOST_RESPONSE,
-    FaultMode.TIMEOUT_BEFORE_COMMIT,
-    FaultMode.ERROR_AFTER_COMMIT,
-    FaultMode.ERROR_BEFORE_COMMIT,
-    FaultMode.LOST_REQUEST,
-)
-DEDUPING = frozenset({("payments", "create_charge"), ("payments", "refund"), ("artifacts", "put")})
-
-
-def network_modes(service: str, operation: str) -> tuple[FaultMode, ...]:
-    """The network faults a mutating request of (service, operation) may meet."""
-    extra = (FaultMode.DUPLICATE_DELIVERY,) if (service, operation) in DEDUPING else ()
-    return (*NETWORK_MODES, *extra)
+__all__ = [
+    "DEDUPING",
+    "NETWORK_MODES",
+    "ROUTINE",
+    "Plan",
+    "PlanOptions",
+    "PlannedRun",
+    "Recovery",
+    "Risk",
+    "Target",
+    "crash_risk",
+    "first_hits",
+    "network_modes",
+    "point",
+    "recovery",
+    "recovery_only",
+    "recovery_points",
+    "singles",
+    "targets",
+]
 
 
 @dataclass(frozen=True)
@@ -63,29 +81,6 @@ class PlanOptions:
     named: bool = True
 
 
-class Risk(IntEnum):
-    """How likely a crash at a boundary hit is to expose a recovery bug; lower runs first."""
-
-    DELIVERED = 0  # a mutating request reached a service since the previous hit
-    PROTOCOL = 1  # the effect protocol, recovery, artifacts, approvals, handoffs; or unknown
-    ROUTINE = 2  # between steps: lease, step begin, checkpoint built and committed, reads
-
-
-# Boundaries between steps, or where a step has only read or computed so far: a crash there
-# leaves the durable state a step boundary leaves. Any boundary not listed here, one added
-# tomorrow or another engine's own names included, is crashed with the effect protocol's.
-ROUTINE = frozenset(
-    {
-        b.LEASE_ACQUIRED,
-        b.STEP_BEGIN,
-        b.INTENT_BUILT,
-        b.VERIFY_READ,
-        b.CHECKPOINT_BUILT,
-        b.CHECKPOINT_COMMITTED,
-    }
-)
-
-
 @dataclass(frozen=True)
 class PlannedRun:
     """One run of the plan: what to run, what kind of run it is, what else to judge it by."""
@@ -96,107 +91,6 @@ class PlannedRun:
     expect: Expect | None = None  # a named case's expected recovery
     hit: HitRecord | None = None  # the recording's hit a single crash dies at
     risk: Risk | None = None  # a single crash's risk
-
-
-@dataclass(frozen=True)
-class Recovery:
-    """A single crash and the boundary hits its first recovery went through."""
-
-    single: FaultSchedule
-    hits: tuple[HitPoint, ...]
-
-    @property
-    def name(self) -> str:
-        """The single crash's name without its kind: `<n>` for `single-<n>`."""
-        return self.single.run_id.removeprefix("single-")
-
-    @property
-    def position(self) -> tuple[int, str]:
-        """The crashed hit's place in the recording (`single-<n>`); other names first."""
-        return (int(self.name), "") if self.name.isdigit() else (-1, self.single.run_id)
-
-
-# -- what a recording shows ----------------------------------------------------------------
-
-
-def point(hit: HitRecord | HitPoint, worker: int = 0) -> HitPoint:
-    """The schedule's name for a hit, in worker number `worker`."""
-    return HitPoint(worker=worker, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
-
-
-def first_hits(recording: History) -> list[HitRecord]:
-    """The boundary hits of the recording's first worker, in order: what single crashes kill."""
-    return [h for h in recording.hits if h.worker == 0]
-
-
-def recovery_points(history: History, worker: int = 1) -> list[HitPoint]:
-    """The boundary hits of one worker of a run (the first recovery by default)."""
-    return [point(h, h.worker) for h in history.hits if h.worker == worker]
-
-
-def recovery(single: FaultSchedule, history: History) -> Recovery:
-    """What a single crash's run shows the later phases: the hits of its first recovery."""
-    return Recovery(single, tuple(recovery_points(history)))
-
-
-def recovery_only(first: Sequence[HitPoint], recoveries: Iterable[Recovery]) -> list[HitPoint]:
-    """Hits only a recovering worker reaches (reconciliation, say), first seen first, as
-    worker 0's hits: what a later worker's crash may be drawn from besides `first`."""
-    seen = {(p.step, p.boundary, p.occurrence) for p in first}
-    found: list[HitPoint] = []
-    for rec in recoveries:
-        for hit in rec.hits:
-            key = (hit.step, hit.boundary, hit.occurrence)
-            if key not in seen:
-                seen.add(key)
-                found.append(point(hit))
-    return found
-
-
-@dataclass(frozen=True)
-class Target:
-    """A mutating request the recording saw: `count` requests of (service, operation)."""
-
-    service: str
-    operation: str
-    count: int
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.service, self.operation)
-
-    def modes(self) -> tuple[FaultMode, ...]:
-        return network_modes(self.service, self.operation)
-
-
-def targets(recording: History) -> tuple[Target, ...]:
-    """The mutating requests of the recording, by (service, operation), in the order first sent."""
-    sent = ((r.service, r.operation) for r in recording.requests)
-    counts = Counter(target for target in sent if target in MUTATIONS)  # in first-seen order
-    return tuple(Target(s, o, n) for (s, o), n in counts.items())
-
-
-def crash_risk(recording: History) -> list[Risk]:
-    """The risk of each hit of the recording's first worker, in the order of the hits.
-
-    A hit right after a mutating request reached a service is the lost-response window (DESIGN
-    boundary 5): the outside world has changed and the engine has not recorded it yet, where
-    an engine that re-runs the step sends the request twice. Seen from the service's journal,
-    it needs nothing from the engine, so it holds for engines we cannot instrument. Then the
-    other windows of the effect protocol (intent and `started` committed, response read and
-    receipt committed, reconciliation, compensation) and the artifact, approval and handoff
-    boundaries; then the routine ones, where the durable state is the one a step boundary
-    leaves and a recovery simply runs the next step.
-    """
-    mutations = sorted(r.seq for r in recording.requests if (r.service, r.operation) in MUTATIONS)
-    risks: list[Risk] = []
-    seen = -math.inf
-    for hit in first_hits(recording):
-        delivered = any(seen < seq <= hit.journal_seq for seq in mutations)
-        seen = hit.journal_seq
-        routine = Risk.ROUTINE if hit.boundary in ROUTINE else Risk.PROTOCOL
-        risks.append(Risk.DELIVERED if delivered else routine)
-    return risks
 
 
 # -- the phases ------------------------------------------------------------------------------
@@ -374,6 +268,11 @@ class Plan:
         """The same runs by schedule size across every scenario (a hunt's order, unsharded):
         every recording, the named cases, every single crash (the riskiest crash points of
         every scenario before the next risk of any), network faults, pairs, doubles."""
+        yield from self.shallow()
+        yield from self.paired()
+
+    def shallow(self) -> Iterator[PlannedRun]:
+        """A hunt's first part: the recordings, named cases, single crashes, network faults."""
         chosen, options = self.scenarios, self.options
         yield from (clean(s) for s in chosen)
         if options.named:
@@ -386,9 +285,13 @@ class Plan:
         yield from (run for *_, run in sorted(ranked, key=lambda r: r[:3]))
         if options.network:
             yield from (run for s in chosen for run in network(s, self.recordings[s.name]))
+
+    def paired(self) -> Iterator[PlannedRun]:
+        """A hunt's second part: two workers after each single crash, then a second crash."""
+        options = self.options
         for phase, wanted in ((interleavings, options.interleave), (doubles, options.double)):
             if wanted:
-                for s in chosen:
+                for s in self.scenarios:
                     made = self.recoveries.get(s.name, [])
                     total = len(first_hits(self.recordings[s.name]))
                     yield from phase(s, made, options, total)

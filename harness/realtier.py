@@ -148,7 +148,7 @@ class RealRun(Run):
         versions = self.versions_for(worker)
         standby = self._standby.pop(worker, None) or self._fork(worker)
         started_at, wall = self.world.clock.now(), time.perf_counter()
-        standby.go(self.started)
+        standby.go(self.started and not self.restart)  # a redelivery sends it again
         if self.schedule.crash_in(worker) and worker + 1 < self.schedule.max_workers:
             # this one is to die, so the next is needed: it sets up while this one runs
             self._standby[worker + 1] = self._fork(worker + 1)
@@ -174,7 +174,7 @@ class RealRun(Run):
             journal_seq_end=self.world.services.journal.last_seq(),
             wall_s=time.perf_counter() - wall,
         )
-        self.started = True  # the first worker delivered the start message
+        self.started, self.restart = True, False  # this worker delivered the start message
         return self.ended(record)
 
     def _collect(self, standby: _Standby) -> tuple[list[HitRecord], dict[str, Any]]:
@@ -287,5 +287,5 @@ def run_schedule_real(
     if schedule.interleave is not None:
         raise KillpointError("interleaved workers run in the in-process tier only")
     world.begin_run(engine)
-    world.services.set_plan(schedule.network)
+    world.services.set_plan(schedule.network.seeded(schedule.run_id))
     return RealRun(world, scenario, schedule, engine).execute()

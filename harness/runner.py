@@ -77,6 +77,8 @@ class Run:
         self.grants: list[GrantRecord] = []
         self.failures: list[FailureRecord] = []
         self.started = False
+        self.redelivered = False  # the start message came again after the run ended
+        self.restart = False
         self.last_status: str | None = None
         self.last_state = ""
         self.last_reason = ""
@@ -158,9 +160,9 @@ class Run:
 
     def drive(self, engine: EngineUnderTest, worker: int) -> tuple[str, str, str, int | None]:
         """Run one worker to its end; returns (status, state, reason, sequence)."""
-        if not self.started or self.schedule.redeliver_start:
+        if not self.started or self.schedule.redeliver_start or self.restart:
             engine.start(self.scenario, self.workflow_id, self.input)
-            self.started = True
+            self.started, self.restart = True, False
         outcome = engine.resume(self.workflow_id)
         for _ in range(MAX_ANSWERS):
             if outcome.status is not RunStatus.WAITING_APPROVAL:
@@ -270,6 +272,14 @@ class Run:
             d.from_worker > worker for d in s.deploys
         )
 
+    def redeliver_now(self) -> bool:
+        """Whether the run, just ended, gets its start message once more (the schedule's
+        `redeliver_after_end`): the next worker starts with it, as a queue's late copy would."""
+        if not self.schedule.redeliver_after_end or self.redelivered:
+            return False
+        self.redelivered = self.restart = True
+        return True
+
     # -- the whole run --------------------------------------------------------------------
 
     def execute(self) -> History:
@@ -288,7 +298,7 @@ class Run:
                 record = self.run_worker(worker)
                 done = record.end == "stopped" and is_terminal(record.status)
                 worker += 1
-            if done and not self.more_scheduled(worker - 1):
+            if done and not self.more_scheduled(worker - 1) and not self.redeliver_now():
                 break
             self.between(worker - 1)
         return self.history()
@@ -369,5 +379,5 @@ def run_schedule(
     world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
     world.begin_run(engine)
-    world.services.set_plan(schedule.network)
+    world.services.set_plan(schedule.network.seeded(schedule.run_id))
     return Run(world, scenario, schedule, engine).execute()

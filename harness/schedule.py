@@ -97,6 +97,8 @@ class FaultSchedule(_Frozen):
     tamper: tuple[Tamper, ...] = ()
     deploys: tuple[Deploy, ...] = ()
     redeliver_start: bool = False
+    # once the run has ended, the queue delivers its start message again to one more worker
+    redeliver_after_end: bool = False
     interleave: Interleave | None = None
     max_workers: int = Field(default=12, ge=1)
 
@@ -105,7 +107,15 @@ class FaultSchedule(_Frozen):
 
     @property
     def faulty(self) -> bool:
-        return bool(self.crashes or self.network.rules or self.tamper or self.interleave)
+        """Whether the schedule injects anything: a clock jump too (a pause lapses a lease)."""
+        return bool(
+            self.crashes
+            or self.clock_jumps
+            or self.network.rules
+            or self.tamper
+            or self.interleave
+            or self.redeliver_after_end
+        )
 
     def describe(self) -> str:
         parts = [c.label() for c in self.crashes]
@@ -115,6 +125,8 @@ class FaultSchedule(_Frozen):
         parts += [f"jump {j.seconds:g}s@{j.at.label()}" for j in self.clock_jumps]
         if self.redeliver_start:
             parts.append("redelivered start")
+        if self.redeliver_after_end:
+            parts.append("start redelivered after the end")
         if self.interleave:
             parts.append(f"two workers after w{self.interleave.after_worker}")
         return ", ".join(parts) or "no faults"

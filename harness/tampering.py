@@ -31,7 +31,7 @@ class TamperKind:
     correct engine must then do."""
 
     name: str
-    target: str  # "checkpoint", "outputs", "artifact", "ledger": what the hook alters
+    target: str  # "checkpoint", "outputs", "artifact" or "ledger": what the hook alters
     what: str
     refused: bool = False
     stops: frozenset[str] = frozenset()
@@ -121,6 +121,13 @@ for _kind in (
         "output_altered",
         "outputs",
         "a step output rewritten in its row, hash and all (or forged)",
+        refused=True,
+    ),
+    TamperKind(
+        "ledger_rolled_back",
+        "ledger",
+        "the latest settled ledger row set back to prepared, its receipt gone (a restore from "
+        "a backup taken before the call); the append-only log of its transitions kept",
         refused=True,
     ),
     TamperKind(

@@ -15,15 +15,12 @@ Usage::
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import itertools
 import os
 import shutil
 import tempfile
-from collections import Counter
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -36,6 +33,7 @@ from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.checkers import CHECKERS
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.explore import READ_MODES
 from killpoint.harness.history import History, WorkerRecord
 from killpoint.harness.interleave import run_pair
 from killpoint.harness.plan import Target
@@ -52,6 +50,7 @@ from killpoint.harness.schedule import (
 )
 from killpoint.harness.world import EPOCH, TENANT, SharedTime, World
 from killpoint.scenarios import get
+from killpoint.scenarios._machine_world import DecisionTally, shared_store
 from killpoint.scenarios.strategies import TAMPER_KINDS, discover, interleavings, version_changes
 
 __all__ = ["Failure", "KillpointMachine", "machine_for"]
@@ -90,31 +89,6 @@ class Failure:
         )
 
 
-class _DecisionTally:
-    """Counts the services' fault decisions per (service, operation) since the plan was set.
-
-    A rule added mid-run must name "the next request" with an occurrence counted from the start
-    of the run, which is how a replay (one plan, installed once) counts it.
-    """
-
-    def __init__(self, services: InProcessServices) -> None:
-        self.injector = services.faults
-        self._decide = services.faults.decide
-        self.counts: Counter[tuple[str, str]] = Counter()
-        setattr(self.injector, "decide", self.decide)  # noqa: B010 - wrap this instance only
-
-    def decide(self, service: str, operation: str) -> Any:
-        self.counts[(service, operation)] += 1
-        return self._decide(service, operation)
-
-    def install(self, plan: FaultPlan) -> None:
-        """Install `plan` with its counters where they would be had it been there all along."""
-        self.injector.set_plan(plan)
-        for (service, operation), n in self.counts.items():
-            for _ in range(n):
-                self._decide(service, operation)
-
-
 class KillpointMachine(RuleBasedStateMachine):
     """One run of `scenario_name` under `engine`, with faults chosen step by step."""
 
@@ -132,18 +106,24 @@ class KillpointMachine(RuleBasedStateMachine):
         self.root = Path(tempfile.mkdtemp(prefix="killpoint-machine-"))
         clock = ServiceClock(start=EPOCH)
         services = InProcessServices(clock=clock)
-        shared = _shared_store()
+        shared = shared_store()
         self.world = World(
             store=StoreHandle(shared.url, self.root, TENANT, shared.label, shared=shared.shared),
             services=services,
             clock=SharedTime(clock),
         )
-        self.tally = _DecisionTally(services)
+        self.tally = DecisionTally(services)
         run_id = f"stateful-{next(_RUNS)}"
+        # the services' draws are seeded alike in every example (the run id differs, the
+        # choices must not), and the schedule names the seed so that a replay draws the same
+        network = FaultPlan(seed=MACHINE_SEED)
+        services.set_plan(network)
         self.run = Run(
             self.world,
             self.scenario,
-            FaultSchedule(scenario=self.scenario.name, run_id=run_id, engine=self.engine.ref),
+            FaultSchedule(
+                scenario=self.scenario.name, run_id=run_id, engine=self.engine.ref, network=network
+            ),
             self.engine,
         )
         self.next_worker = 0
@@ -254,7 +234,7 @@ class KillpointMachine(RuleBasedStateMachine):
             for r in self.schedule.network.rules
         ):
             return
-        plan = FaultPlan(rules=(*self.schedule.network.rules, rule_))
+        plan = FaultPlan(rules=(*self.schedule.network.rules, rule_), seed=MACHINE_SEED)
         self._extend(network=plan)
         self.tally.install(plan)
 
@@ -277,6 +257,29 @@ class KillpointMachine(RuleBasedStateMachine):
         """The stored checkpoint (or an artifact) is altered before the next worker starts."""
         stamp = Tamper.model_validate({"after_worker": self.next_worker - 1, "kind": kind})
         self._extend(tamper=(stamp,))
+
+    @precondition(lambda self: bool(self.found.reads) and self._may_run())
+    @rule(data=st.data())
+    def fail_a_read(self, data: st.DataObject) -> None:
+        """One of the next reads of a service (a reconcile lookup, a verification read) times
+        out or gets a 5xx."""
+        service, operation = data.draw(st.sampled_from(self.found.reads), label="read")
+        mode: FaultMode = data.draw(st.sampled_from(READ_MODES), label="mode")
+        ahead = data.draw(st.integers(1, 2), label="ahead")
+        occurrence = self.tally.counts[(service, operation)] + ahead
+        taken = {(r.service, r.operation, r.occurrence) for r in self.schedule.network.rules}
+        if (service, operation, occurrence) in taken:
+            return
+        rule_ = FaultRule(service=service, operation=operation, occurrence=occurrence, mode=mode)
+        plan = FaultPlan(rules=(*self.schedule.network.rules, rule_))
+        self._extend(network=plan)
+        self.tally.install(plan)
+
+    @precondition(lambda self: not self.schedule.redeliver_after_end)
+    @rule()
+    def redeliver_after_end(self) -> None:
+        """Once the run has ended, the queue delivers its start message again."""
+        self._extend(redeliver_after_end=True)
 
     @precondition(lambda self: self.next_worker <= 1 and not self.schedule.redeliver_start)
     @rule()
@@ -325,6 +328,7 @@ class KillpointMachine(RuleBasedStateMachine):
                 self.next_worker > 0
                 and self.done
                 and not self.run.more_scheduled(self.next_worker - 1)
+                and not self.run.redeliver_now()  # as `Run.execute`: one more worker, if due
             ):
                 return self.run.history()
             self._worker()
@@ -353,17 +357,7 @@ class KillpointMachine(RuleBasedStateMachine):
 
 
 _RUNS = itertools.count()
-
-
-@cache
-def _shared_store() -> StoreHandle:
-    """One database per process for every example, and what engines keep open on it."""
-    root = Path(tempfile.mkdtemp(prefix="killpoint-machines-"))
-    atexit.register(shutil.rmtree, root, ignore_errors=True)
-    url = f"sqlite:///{root / 'store.sqlite'}"
-    handle = StoreHandle(url, root, TENANT, url, scratch=False)
-    atexit.register(handle.shared.close)
-    return handle
+MACHINE_SEED = "stateful"  # the seed of the services' realism draws in every example
 
 
 def _terminal(status: str | None) -> bool:

@@ -18,9 +18,10 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from killpoint.fake_services.faults import FaultRule
+from killpoint.fake_services.faults import OPERATIONS, FaultRule
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.explore import READ_MODES
 from killpoint.harness.plan import (
     Target,
     first_hits,
@@ -55,6 +56,7 @@ __all__ = [
     "fault_schedules",
     "interleavings",
     "network_rules",
+    "read_rules",
     "tampers",
     "version_changes",
 ]
@@ -74,6 +76,7 @@ class Discovery:
     first: tuple[HitPoint, ...]  # worker 0's hits in a fault-free run, in order
     recovery: tuple[HitPoint, ...]  # hits only a recovering worker reaches, first seen first
     targets: tuple[Target, ...]  # mutating requests, in the order first sent
+    reads: tuple[tuple[str, str], ...]  # the read operations of the services it sent to
     approval_ttl: float  # longest approval a gate grants (a jump past it expires them)
     versions: Versions  # what workers run without a deploy
 
@@ -114,9 +117,38 @@ def _discover(name: str, engine: EngineSpec) -> Discovery:
         first=first,
         recovery=tuple(recovery_only(first, recoveries)),
         targets=targets(clean),
+        reads=reads_of(targets(clean)),
         approval_ttl=ttl,
         versions=BASE_VERSIONS.model_copy(update={"plan": scenario.workflow.plan_version}),
     )
+
+
+def reads_of(sent: tuple[Target, ...]) -> tuple[tuple[str, str], ...]:
+    """The read operations (lookups, verification reads) of the services a run sent to."""
+    services = {t.service for t in sent}
+    return tuple((s, o) for method, _, s, o in OPERATIONS if method == "GET" and s in services)
+
+
+def read_rules(
+    scenario: Scenario | str, engine: EngineSpec = REFERENCE
+) -> st.SearchStrategy[FaultRule]:
+    """One read that fails: a lookup or verification read times out or gets a 5xx."""
+
+    def menu() -> st.SearchStrategy[FaultRule]:
+        reads = discover(scenario, engine).reads
+        if not reads:
+            return st.nothing()
+        return st.sampled_from(reads).flatmap(
+            lambda r: st.builds(
+                FaultRule,
+                service=st.just(r[0]),
+                operation=st.just(r[1]),
+                occurrence=st.integers(1, 3),
+                mode=st.sampled_from(READ_MODES),
+            )
+        )
+
+    return st.deferred(menu)
 
 
 # -- single faults --------------------------------------------------------------------------
@@ -245,7 +277,7 @@ def _schedules(
     last = len(crashes)
     network = draw(
         st.lists(
-            network_rules(scenario, engine),
+            network_rules(scenario, engine) | read_rules(scenario, engine),
             max_size=2,
             unique_by=lambda r: (r.service, r.operation, r.occurrence),
         )
@@ -265,6 +297,7 @@ def _schedules(
     )
     interleave = draw(st.none() | st.integers(0, last).flatmap(interleavings))
     redeliver = draw(st.booleans())
+    after_end = draw(st.booleans())
     return FaultSchedule.model_validate(
         {
             "scenario": scenario,
@@ -276,6 +309,7 @@ def _schedules(
             "deploys": deploy,
             "interleave": interleave,
             "redeliver_start": redeliver,
+            "redeliver_after_end": after_end,
         }
     )
 

@@ -3,7 +3,8 @@ it applies (see `killpoint.harness.tampering`), so the main job stages every kin
 
 Seed 000's rows "Checkpoint record is tampered" and "Checkpoint schema is old" are staged with
 checkpoints that stay validly sealed (another tenant's, another workflow's, an older one) and
-with legacy checkpoints missing one security field at a time; "Artifact is missing or hash
+with legacy checkpoints missing one security field at a time, and seed 001's "Kill the worker
+after each external call" with the ledger row of that call rolled back; "Artifact is missing or hash
 differs" with every kind of artifact damage, in every scenario that keeps artifacts, each at the
 point where the next worker must read (or reuse) the artifact. An engine whose tamper hook
 declines a kind gets `unknown` for that case, never a false violation.
@@ -114,6 +115,21 @@ def _refused_cases() -> list[NamedCase]:
         )
         for kind, seed, expected in REFUSED
     ]
+    cases.append(
+        NamedCase(
+            "ledger_rolled_back",
+            "001: Kill the worker after each external call (and roll its ledger row back)",
+            _schedule(
+                "email",
+                "ledger_rolled_back",
+                "ledger_rolled_back",
+                "notify",
+                "effect.receipt_committed",
+            ),
+            "The ledger row disagrees with its append-only log: quarantine, never a second send.",
+            _all(_quarantined, _nothing_after_tamper),
+        )
+    )
     cases.append(
         NamedCase(
             "schema_old_no_approval_expiry",

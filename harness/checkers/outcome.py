@@ -7,8 +7,9 @@ Faults change the outcome only these ways; anything else is false — a run that
 | ends             | explained when the history shows                                            |
 | ---------------- | --------------------------------------------------------------------------- |
 | quarantined      | a staged tampering the loader must refuse; a deploy (a policy may refuse it) |
-| needs_review     | an effect in doubt: an expected effect of a service with no read (its        |
-|                  | outcome cannot be learned), attempted (delivered, or an attempt spent), and  |
+| needs_review     | an effect in doubt: an expected effect of a service with no read or whose    |
+|                  | reads failed (its outcome cannot be learned), attempted (delivered, or an    |
+|                  | attempt spent), and                                                          |
 |                  | a fault that could hide its outcome (a worker that died or lost its lease,    |
 |                  | a network fault on that service, two workers at once)                        |
 | needs_review     | a postcondition withheld: an applied, verifiable expected effect of a        |
@@ -86,7 +87,7 @@ def _in_doubt(history: History) -> Why:
     """An expected effect whose outcome could not be learned, attempted and disturbed."""
     missing = None
     for e in history.expected:
-        if e.service in READABLE:
+        if e.service in READABLE and not _unanswered_read(history, e.service):
             continue
         sent = any(
             is_mutation(r) and r.service == e.service and r.business_key == e.business_key
@@ -99,6 +100,14 @@ def _in_doubt(history: History) -> Why:
         if hidden and not history.readable:
             missing = f"whether {e.service} was attempted is not visible without a reader"
     return None if missing is None else ("unknown", missing)
+
+
+def _unanswered_read(history: History, service: str) -> bool:
+    """A read of `service` that failed (a lookup or verification read timed out or got a
+    5xx): the service could be asked, but did not answer."""
+    return any(
+        r.service == service and not is_mutation(r) and r.outcome != "ok" for r in history.requests
+    )
 
 
 def _hiding_fault(history: History, service: str) -> str | None:

@@ -157,6 +157,7 @@ class Engine:
         try:
             cp = self.open(stored, key)
             outputs = self.load_outputs(cp)
+            self.check_ledger(cp)
         except IntegrityError as exc:
             if not isinstance(exc, WrongTenantError):  # another tenant's row is not ours to flag
                 self.store.quarantine(workflow_id, str(exc), self.clock.now())
@@ -217,6 +218,19 @@ class Engine:
                 f"pins {ref.count}"
             )
         return outputs
+
+    def check_ledger(self, cp: Checkpoint) -> None:
+        """Each ledger row is the fold of its append-only log, written in one transaction with
+        it: a row whose status is not its log's last was rolled back (or written around the
+        log), and trusting it could send an effect that already happened again."""
+        last = {row.operation_id: row.status for row in self.store.effect_log(cp.workflow_id)}
+        for record in self.store.effects(cp.workflow_id):
+            logged = last.get(record.operation_id)
+            if logged is not None and logged != record.status:
+                raise IntegrityError(
+                    f"ledger row {record.operation_id!r} says {record.status.value}, its log "
+                    f"{logged.value}: the ledger was rolled back"
+                )
 
     def acquire(self, workflow_id: str) -> Lease:
         return self.store.acquire_lease(

@@ -5,9 +5,9 @@ byte, a row moved to another tenant, a validly sealed checkpoint of a schema thi
 not support, a checkpoint written by an older engine (one that migrates cleanly, one that lacks
 its tenant, its budget limits or its approval's expiry: one security field at a time, so each
 migration path that must refuse runs), a step output altered (or forged) in its row; validly
-sealed checkpoints moved where they do not belong (`tamper_sealed`) and damaged artifact files
-(`tamper_files`). `stage` is the one entry: it stages a kind, or declines one it does not know or
-that has nothing to alter here (None).
+sealed checkpoints moved where they do not belong (`tamper_sealed`), damaged artifact files
+(`tamper_files`) and a ledger row rolled back behind its log. `stage` is the one entry: it
+stages a kind, or declines one it does not know or that has nothing to alter here (None).
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ from killpoint.harness.engine.tamper_sealed import OTHER_TENANT, SEALED_KINDS, t
 FORGED_STEP = "forged"
 LEGACY_KINDS = ("legacy_v2", "legacy_unsafe", "legacy_no_limits", "legacy_no_approval_expiry")
 CHECKPOINT_KINDS = ("flip_byte", "wrong_tenant", "unsupported_schema", "output_altered")
-KINDS = CHECKPOINT_KINDS + LEGACY_KINDS + SEALED_KINDS + ARTIFACT_KINDS
+LEDGER_KINDS = ("ledger_rolled_back",)
+KINDS = CHECKPOINT_KINDS + LEGACY_KINDS + SEALED_KINDS + ARTIFACT_KINDS + LEDGER_KINDS
+SETTLED = ("committed", "verified", "compensated")
 
 
 class Declined(Exception):
@@ -51,10 +53,37 @@ def stage(store: Store, root: Path, workflow_id: str, kind: str, secret: SecretR
     if kind in SEALED_KINDS:
         with store.engine.begin() as conn:
             return tamper_sealed(conn, workflow_id, kind, secret.resolve())
+    if kind in LEDGER_KINDS:
+        return (
+            store.workflow(workflow_id).sequence if _roll_back_ledger(store, workflow_id) else None
+        )
     try:
         return tamper_latest(store, workflow_id, kind, secret)
     except Declined:
         return None
+
+
+def _roll_back_ledger(store: Store, workflow_id: str) -> bool:
+    """Set the latest settled ledger row back to `prepared`, receipt gone, as a restore of the
+    ledger from a backup taken before the call; its append-only log is left as it was."""
+    e = t.effects.c
+    with store.engine.begin() as conn:
+        row = conn.execute(
+            select(e.operation_id)
+            .where(e.workflow_id == workflow_id)
+            .where(e.status.in_(SETTLED))
+            .order_by(e.updated_at.desc())
+            .limit(1)
+        ).first()
+        if row is None:
+            return False
+        conn.execute(
+            update(t.effects)
+            .where(e.workflow_id == workflow_id)
+            .where(e.operation_id == row.operation_id)
+            .values(status="prepared", receipt=None, reason="")
+        )
+    return True
 
 
 def tamper_latest(store: Store, workflow_id: str, kind: str, secret: SecretRef) -> int:

@@ -13,7 +13,8 @@ make mistakes only the later invariants see (attempts, bodies, outcome, fencing,
 handoffs); those in `tamper.py` mistakes only a realistic tampering exposes (a validly sealed
 checkpoint of another tenant, workflow or sequence; one legacy security field missing; an
 artifact damaged without changing its size, or swapped for another of the run's); the one in
-`failure.py` raises an exception of its own.
+`failure.py` raises an exception of its own; those in `services.py` only realistic services
+expose (lagging reads, other customers' objects).
 """
 
 from __future__ import annotations
@@ -27,7 +28,17 @@ from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
-from killpoint.scenarios.mutants import failure, ledger, oracle, resume, steps, store, tamper
+from killpoint.scenarios.mutants import (
+    explore,
+    failure,
+    ledger,
+    oracle,
+    resume,
+    services,
+    steps,
+    store,
+    tamper,
+)
 
 __all__ = ["MUTANTS"]
 
@@ -217,5 +228,53 @@ MUTANTS: dict[str, EngineSpec] = {
             "000: an artifact shorter than recorded is taken for an upload in flight and reused",
             kinds=tamper.InFlightUploadTrusted,
         ),
+        _mutant(
+            "ledger_row_trusted_without_log",
+            "001: a ledger row that says prepared is taken as never sent, whatever its log says",
+            engine=tamper.LedgerTrustedAsItStands,
+        ),
+        # exposed by the services' realism rules (fake_services/realism.py)
+        _mutant(
+            "republished_when_not_yet_visible",
+            "001: a read right after the write taken as the truth — not yet visible is lost",
+            kinds=services.RepublishedWhenNotYetVisible,
+        ),
+        _mutant(
+            "charge_found_by_order_id",
+            "000: a charge in doubt looked up by its order id, another customer's taken as its own",
+            executor=services.ChargeFoundByOrderId,
+        ),
     )
 }
+
+# mistakes only deeper schedules expose (`harness.explore`): crash after a 5xx, a fault on a
+# lookup or a verification read, a start message redelivered after the run ended
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "unrecorded_attempt_resent",
+            "001: retries hidden from the ledger — an attempt killed before its outcome was "
+            "recorded is sent again without spending another",
+            executor=explore.UnrecordedAttemptResent,
+        ),
+        _mutant(
+            "lookup_timeout_taken_as_absent",
+            "000: marking a timeout as a failure — a reconcile lookup that times out is taken "
+            "for not found, and the effect is sent again",
+            executor=explore.LookupTimeoutIsAbsence,
+        ),
+        _mutant(
+            "failed_read_taken_as_verified",
+            "000: completion without verification — a verification read that failed counts "
+            "as one that saw the effect",
+            kinds=explore.FailedReadIsVerified,
+        ),
+        _mutant(
+            "finished_run_restarted_on_redelivery",
+            "000: assuming the queue is the database — a start message for a finished run "
+            "starts it over",
+            engine=explore.FinishedRunRestarted,
+        ),
+    )
+)

@@ -3,7 +3,8 @@
 Each is the reference engine with one seam overridden, written from seed 000's fault table
 ("Checkpoint record is tampered", "Checkpoint schema is old", "Artifact is missing or hash
 differs"): a loader that checks the seal but not what the seal vouches for (the tenant, the
-workflow, the sequence), a migration that defaults one missing security field, and artifact
+workflow, the sequence), a migration that defaults one missing security field, a ledger row
+trusted without its log, and artifact
 reads that check something cheaper than the hash (the size), accept any of the run's
 artifacts, or take a file cut short for an upload still in flight.
 """
@@ -109,6 +110,14 @@ class LegacyApprovalNeverLapses(Engine):
                 raise
             doc["approval_expires_at"] = float(doc["created_at"]) + DAY_S
             return Checkpoint.model_validate(upgrade(doc))
+
+
+class LedgerTrustedAsItStands(Engine):
+    """001: the ledger row trusted as it stands — a row that says `prepared` is never sent,
+    even when its own append-only log shows the call was made."""
+
+    def check_ledger(self, cp: Checkpoint) -> None:
+        """Nothing to check: the row is the truth."""
 
 
 # -- artifact reads ----------------------------------------------------------------------------

@@ -40,6 +40,7 @@ def _workload(fault_plan: FaultPlan) -> tuple[list[str], list[Any], list[Any]]:
             lambda: payments.create_charge("k1", "o1", 100, "EUR"),
             lambda: payments.create_charge("k1", "o1", 100, "EUR"),
             lambda: payments.create_charge("k2", "o2", 100, "EUR"),
+            lambda: payments.charges_by_order("o2"),
             lambda: cms.create_post("a", "t", "b"),
             lambda: cms.create_post("b", "t", "b"),
             lambda: cms.posts_by_slug("b"),
@@ -49,6 +50,10 @@ def _workload(fault_plan: FaultPlan) -> tuple[list[str], list[Any], list[Any]]:
             lambda: publisher.publish("r", "c"),
             lambda: publisher.read("r"),
             lambda: publisher.read("r"),
+            lambda: publisher.publish("s", "c"),
+            lambda: publisher.read("s"),
+            lambda: publisher.publish("t", "c"),
+            lambda: publisher.read("t"),
             lambda: artifacts.put(b"blob"),
             lambda: artifacts.get(artifacts.put(b"blob")),
         ]
@@ -75,3 +80,9 @@ def test_the_same_plan_twice_gives_the_same_ground_truth() -> None:
 
 def test_a_different_plan_gives_a_different_ground_truth() -> None:
     assert _workload(PLAN)[2] != _workload(FaultPlan())[2]
+
+
+def test_the_same_seed_gives_the_same_neighbours_and_lags_another_seed_others() -> None:
+    seeded = [_workload(FaultPlan(seed=f"run-{n}"))[0] for n in range(6)]
+    assert seeded == [_workload(FaultPlan(seed=f"run-{n}"))[0] for n in range(6)]
+    assert len({repr(observed) for observed in seeded}) > 1

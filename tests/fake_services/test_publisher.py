@@ -1,16 +1,53 @@
 from __future__ import annotations
 
+from dataclasses import replace
+from itertools import count
+
 import httpx
 
-from killpoint.fake_services import InProcessServices, PublisherClient
+from killpoint.fake_services import FaultPlan, InProcessServices, PublisherClient
+from killpoint.fake_services.realism import ACTIVE, LAG_MAX_S, visibility_lag_s
 from tests.fake_services.conftest import plan, rule
 
 
-def test_publication_is_visible_at_once_by_default(http: httpx.Client) -> None:
+def _seed(lagging: bool, least_s: float = 0.0) -> str:
+    """A run seed whose first publication lags (by more than `least_s`), or does not."""
+    draws = ((f"run-{n}", visibility_lag_s(ACTIVE, f"run-{n}", 1)) for n in count())
+    return next(seed for seed, lag in draws if (lag > least_s) == lagging)
+
+
+def test_a_publication_with_no_lag_drawn_is_visible_at_once(
+    services: InProcessServices, http: httpx.Client
+) -> None:
+    services.set_plan(FaultPlan(seed=_seed(lagging=False)))
     publisher = PublisherClient(http)
     published = publisher.publish("doc-1", "hello")
     assert publisher.read("doc-1") == published
     assert publisher.read("doc-2") is None
+
+
+def test_lags_are_a_distribution_over_runs_the_same_on_every_replay() -> None:
+    lags = [visibility_lag_s(ACTIVE, f"run-{n}", 1) for n in range(400)]
+    assert lags == [visibility_lag_s(ACTIVE, f"run-{n}", 1) for n in range(400)]
+    late = [lag for lag in lags if lag > 0]
+    assert 0.25 < len(late) / len(lags) < 0.55
+    assert len(set(late)) > 100 and max(late) <= LAG_MAX_S
+    assert visibility_lag_s(replace(ACTIVE, visibility_lag=False), _seed(lagging=True), 1) == 0
+
+
+def test_a_lagging_publication_appears_once_the_clock_passes_its_lag(
+    services: InProcessServices, http: httpx.Client
+) -> None:
+    seed = _seed(lagging=True, least_s=1.0)
+    services.set_plan(FaultPlan(seed=seed))
+    lag = visibility_lag_s(ACTIVE, seed, 1)
+    publisher = PublisherClient(http)
+    publisher.publish("doc-1", "hello")
+    assert publisher.read("doc-1") is None
+    services.clock.advance(lag - 0.01)
+    assert publisher.read("doc-1") is None
+    services.clock.advance(0.01)
+    assert publisher.read("doc-1") is not None
 
 
 def test_withheld_publication_appears_once_the_clock_passes_t(

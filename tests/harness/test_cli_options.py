@@ -48,6 +48,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "network": lambda c, n: c.network,
     "named": lambda c, n: c.named,
     "seed": lambda c, n: c.seed,
+    "explore": lambda c, n: c.explore,
     "shard": lambda c, n: c.shard,
     "jobs": lambda c, n: n,
 }

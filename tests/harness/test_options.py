@@ -29,6 +29,7 @@ TEXT_SAMPLES = {
     "engine": "mutant:budgets_reset_on_restart",
     "db": "sqlite:///elsewhere.sqlite",
     "shard": "2/3",
+    "explore": "30s",
     "jobs": "3",
     "report": "r.html",
     "junit": "j.xml",
@@ -116,6 +117,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "network": changed.network,
         "named": changed.named,
         "seed": changed.seed,
+        "explore": changed.explore,
         "shard": changed.shard,
     }
     from_arguments = {"scenarios": [], "workdir": tmp_path, "engine": REFERENCE, "on_run": on_run}
@@ -145,6 +147,7 @@ def test_a_hunt_takes_the_shared_phases() -> None:
         "double_limit": 9,
         "interleave": False,
         "network": True,
+        "explore": "60",
     }
 
 

@@ -35,6 +35,7 @@ class Staged:
     after: list[StoredCheckpoint] = field(default_factory=list)
     files_before: dict[str, bytes] = field(default_factory=dict)
     files_after: dict[str, bytes] = field(default_factory=dict)
+    ledger_after: dict[str, tuple[str, str]] = field(default_factory=dict)  # row's, log's status
 
 
 def _files(handle: StoreHandle) -> dict[str, bytes]:
@@ -50,6 +51,11 @@ def _stage(tmp_path: Path, scenario: str, step: str, boundary: str, kind: str) -
         seen.before, seen.files_before = store.checkpoints(workflow_id), _files(handle)
         seen.sequence = reference_tamper(handle, workflow_id, name)
         seen.after, seen.files_after = store.checkpoints(workflow_id), _files(handle)
+        logged = {row.operation_id: row.status.value for row in store.effect_log(workflow_id)}
+        seen.ledger_after = {
+            e.operation_id: (e.status.value, logged[e.operation_id])
+            for e in store.effects(workflow_id)
+        }
         return seen.sequence
 
     schedule = FaultSchedule.model_validate(
@@ -71,7 +77,7 @@ def _stage(tmp_path: Path, scenario: str, step: str, boundary: str, kind: str) -
 def test_the_table_and_the_reference_s_hook_know_the_same_kinds() -> None:
     assert set(TAMPER_KINDS) == set(KINDS)
     for kind in TAMPER_KINDS.values():
-        assert kind.what and kind.target in ("checkpoint", "outputs", "artifact")
+        assert kind.what and kind.target in ("checkpoint", "outputs", "artifact", "ledger")
         assert kind.refused or kind.stops or kind.name == "legacy_v2"
 
 
@@ -176,3 +182,9 @@ def test_a_swap_leaves_each_file_holding_bytes_that_hash_to_another_artifact(
     for sha in staged.files_before:
         held = _sha(staged.files_after[sha])
         assert held != sha and held in staged.files_before
+
+
+def test_a_ledger_rollback_leaves_the_row_behind_its_append_only_log(tmp_path: Path) -> None:
+    staged = _stage(tmp_path, "email", "notify", "effect.receipt_committed", "ledger_rolled_back")
+    assert staged.ledger_after == {"notify/send": ("prepared", "committed")}
+    assert staged.after == staged.before  # no checkpoint altered

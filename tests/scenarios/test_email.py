@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from killpoint.harness.contract.records import EffectStatus, RunStatus
+from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.runner import Run
+from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.world import World
 from killpoint.scenarios.email import SCENARIO
 from tests.scenarios.conftest import lose_response, run, times_applied
@@ -10,8 +13,11 @@ from tests.scenarios.conftest import lose_response, run, times_applied
 
 def test_lost_response_ends_in_review_with_exactly_one_message(world: World) -> None:
     history = run(world, SCENARIO, "lost", network=lose_response("mailer", "send"))
-    # the same workflow again, as a later worker (a redelivered start) would find it
-    again = run(world, SCENARIO, "lost")
+    # the same workflow again, in the same world, as a later worker (a redelivered start)
+    # would find it: each campaign run starts afresh, so this one is run by hand
+    later = FaultSchedule(scenario=SCENARIO.name, run_id="lost")
+    world.services.reset()
+    again = Run(world, SCENARIO, later, REFERENCE).execute()
 
     assert history.final_status == RunStatus.NEEDS_REVIEW, history.final_reason
     assert again.final_status == RunStatus.NEEDS_REVIEW

@@ -26,7 +26,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "timeout_treated_as_failure": ("email", "single_effect", 20),
     "state_updated_after_call": ("research_publish", "single_effect", 5),
     "no_compare_and_swap": ("expensive_reuse", "monotonic_sequence", 40),
-    "lease_without_fencing_token": ("expensive_reuse", "single_effect", 40),
+    "lease_without_fencing_token": ("expensive_reuse", "single_effect", 70),
     "budgets_reset_on_restart": ("approval_refund", "budget_preserved", 2),
     "approvals_not_revalidated": ("approval_refund", "authority", 3),
     "checkpoint_trusted_unchecked": ("order_saga", "authority", 6),
@@ -36,9 +36,9 @@ PINS: dict[str, tuple[str, str, int]] = {
     "global_completed_flag": ("batch", "single_effect", 10),
     "unvalidated_output_checkpointed": ("research_publish_thin_draft", "verified_completion", 1),
     "compensation_as_rollback": ("order_saga_refund", "single_effect", 2),
-    "retried_in_the_client": ("order_saga", "attempts_accounted", 45),
-    "intent_rederived_on_retry": ("order_saga", "intent_applied", 15),
-    "gives_up_on_doubt": ("order_saga", "expected_outcome", 10),
+    "retried_in_the_client": ("order_saga", "attempts_accounted", 50),
+    "intent_rederived_on_retry": ("order_saga", "intent_applied", 20),
+    "gives_up_on_doubt": ("order_saga", "expected_outcome", 15),
     "takeover_keeps_token": ("order_saga", "fencing", 3),
     "compensation_repeated_on_resume": ("order_saga_refund", "single_compensation", 5),
     "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
@@ -53,6 +53,15 @@ PINS: dict[str, tuple[str, str, int]] = {
     "artifact_size_not_hash": ("research_publish", "expected_recovery", 12),
     "artifact_any_known_hash": ("handoff", "expected_recovery", 8),
     "artifact_cut_short_reused": ("expensive_reuse", "expected_recovery", 5),
+    "ledger_row_trusted_without_log": ("email", "single_effect", 6),
+    # exposed by the services' realism rules
+    "republished_when_not_yet_visible": ("order_saga", "single_effect", 10),
+    "charge_found_by_order_id": ("order_saga", "single_effect", 20),
+    # caught by the exploration after the plan's single crashes and network faults
+    "unrecorded_attempt_resent": ("order_saga", "attempts_accounted", 150),
+    "lookup_timeout_taken_as_absent": ("research_publish", "single_effect", 150),
+    "failed_read_taken_as_verified": ("research_publish", "verified_completion", 150),
+    "finished_run_restarted_on_redelivery": ("order_saga", "monotonic_sequence", 150),
 }
 
 

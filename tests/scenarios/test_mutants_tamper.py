@@ -32,6 +32,7 @@ ALONE: dict[str, tuple[str, str]] = {
     "artifact_bitflip": ("artifact_size_not_hash", "research_publish_artifact_bitflip"),
     "artifact_truncated": ("artifact_cut_short_reused", "expensive_reuse_artifact_truncated"),
     "artifact_swapped": ("artifact_any_known_hash", "handoff_artifact_swapped"),
+    "ledger_rolled_back": ("ledger_row_trusted_without_log", "ledger_rolled_back"),
 }
 
 
@@ -72,7 +73,11 @@ def test_the_mutant_is_caught_by_this_tamper_kind_alone(kind: str, tmp_path: Pat
 @pytest.mark.parametrize("name", sorted(c.name for c in TAMPER_CASES))
 def test_the_reference_recovers_as_each_tamper_case_expects(name: str, tmp_path: Path) -> None:
     result = _run(REFERENCE, BY_NAME[name], tmp_path)
-    assert result.valid is True, [v for v in result.verdicts if v.valid is not True]
+    # the email run has one checkpoint, the one the ledger tampering names: fencing has no
+    # other to compare, so it is unknown there (never false)
+    blind = {"fencing"} if name == "ledger_rolled_back" else set()
+    assert [v for v in result.verdicts if v.valid is not True and v.checker not in blind] == []
+    assert all(v.valid is not False for v in result.verdicts)
 
 
 def _declines(handle: object, workflow_id: str, kind: str) -> int | None:

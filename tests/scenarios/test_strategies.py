@@ -34,7 +34,10 @@ _labels = {
 def test_discovery_is_a_recording_of_a_clean_run(tmp_path: Path) -> None:
     with World.open(tmp_path) as world:
         clean = run_schedule(
-            world, get("order_saga"), FaultSchedule(scenario="order_saga", run_id="x"), REFERENCE
+            world,
+            get("order_saga"),
+            FaultSchedule(scenario="order_saga", run_id="clean"),
+            REFERENCE,
         )
     found = discover("order_saga")
     assert [(p.step, p.boundary, p.occurrence) for p in found.first] == [

@@ -10,6 +10,7 @@ from tests.harness.checkers.histories import (
     WORKFLOW,
     completed_run,
     grant,
+    hit,
     lineage,
     read,
     request,
@@ -107,4 +108,22 @@ def test_a_clean_migration_is_not_authority_s_to_judge_staged_or_not() -> None:
     unstaged = tampering("legacy_v2", sequence=None, applied=False)
     assert check_authority(completed_run(tampered=[unstaged]), WORKFLOW).valid is True
     history = completed_run(tampered=[tampering("legacy_v2", sequence=3)])
+    assert check_authority(history, WORKFLOW).valid is True
+
+
+def test_a_step_begun_after_a_refused_tampering_is_false_even_without_a_reader() -> None:
+    began = [hit("lease.acquired", 7.0, worker=1), hit("step.begin", 7.5, worker=1, step="ship")]
+    history = completed_run(**_quarantined(tampered=[tampering("rollback")], hits=began))
+    verdict = check_authority(unreadable(history), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.refs == [EvidenceRef(kind="hit", index=1)]
+    assert "worker 1 went on to ship:step.begin" in verdict.evidence
+
+
+def test_taking_the_lease_and_then_refusing_the_checkpoint_is_not_acting_on_it() -> None:
+    history = completed_run(
+        **_quarantined(
+            tampered=[tampering("foreign_tenant")], hits=[hit("lease.acquired", 7.0, worker=1)]
+        )
+    )
     assert check_authority(history, WORKFLOW).valid is True

@@ -1,0 +1,162 @@
+"""What a recording shows: the boundary hits, the requests and the risk of a crash at each hit.
+
+The plan (`harness.plan`) and the exploration (`harness.explore`) both draw from it: a scenario's
+fault-free recording names the hits a first worker meets, the mutating requests it sends and
+how risky a crash at each hit is; a single crash's recovery names the hits only a recovering
+worker meets. Pure functions of histories, no world, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from killpoint.fake_services.faults import FaultMode
+from killpoint.harness.contract import boundaries as b
+from killpoint.harness.ground_truth import MUTATIONS
+from killpoint.harness.history import History, HitRecord
+from killpoint.harness.schedule import FaultSchedule, HitPoint
+
+# Which network faults a mutating request may meet; duplicate delivery only where the service
+# dedups (a non-idempotent service duplicates any duplicated request, whatever the engine does).
+NETWORK_MODES = (
+    FaultMode.LOST_RESPONSE,
+    FaultMode.TIMEOUT_BEFORE_COMMIT,
+    FaultMode.ERROR_AFTER_COMMIT,
+    FaultMode.ERROR_BEFORE_COMMIT,
+    FaultMode.LOST_REQUEST,
+)
+DEDUPING = frozenset({("payments", "create_charge"), ("payments", "refund"), ("artifacts", "put")})
+
+
+def network_modes(service: str, operation: str) -> tuple[FaultMode, ...]:
+    """The network faults a mutating request of (service, operation) may meet."""
+    extra = (FaultMode.DUPLICATE_DELIVERY,) if (service, operation) in DEDUPING else ()
+    return (*NETWORK_MODES, *extra)
+
+
+class Risk(IntEnum):
+    """How likely a crash at a boundary hit is to expose a recovery bug; lower runs first."""
+
+    DELIVERED = 0  # a mutating request reached a service since the previous hit
+    PROTOCOL = 1  # the effect protocol, recovery, artifacts, approvals, handoffs; or unknown
+    ROUTINE = 2  # between steps: lease, step begin, checkpoint built and committed, reads
+
+
+# Boundaries between steps, or where a step has only read or computed so far: a crash there
+# leaves the durable state a step boundary leaves. Any boundary not listed here, one added
+# tomorrow or another engine's own names included, is crashed with the effect protocol's.
+ROUTINE = frozenset(
+    {
+        b.LEASE_ACQUIRED,
+        b.STEP_BEGIN,
+        b.INTENT_BUILT,
+        b.VERIFY_READ,
+        b.CHECKPOINT_BUILT,
+        b.CHECKPOINT_COMMITTED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """A single crash and the boundary hits its first recovery went through."""
+
+    single: FaultSchedule
+    hits: tuple[HitPoint, ...]
+
+    @property
+    def name(self) -> str:
+        """The single crash's name without its kind: `<n>` for `single-<n>`."""
+        return self.single.run_id.removeprefix("single-")
+
+    @property
+    def position(self) -> tuple[int, str]:
+        """The crashed hit's place in the recording (`single-<n>`); other names first."""
+        return (int(self.name), "") if self.name.isdigit() else (-1, self.single.run_id)
+
+
+# -- what a recording shows ----------------------------------------------------------------
+
+
+def point(hit: HitRecord | HitPoint, worker: int = 0) -> HitPoint:
+    """The schedule's name for a hit, in worker number `worker`."""
+    return HitPoint(worker=worker, step=hit.step, boundary=hit.boundary, occurrence=hit.occurrence)
+
+
+def first_hits(recording: History) -> list[HitRecord]:
+    """The boundary hits of the recording's first worker, in order: what single crashes kill."""
+    return [h for h in recording.hits if h.worker == 0]
+
+
+def recovery_points(history: History, worker: int = 1) -> list[HitPoint]:
+    """The boundary hits of one worker of a run (the first recovery by default)."""
+    return [point(h, h.worker) for h in history.hits if h.worker == worker]
+
+
+def recovery(single: FaultSchedule, history: History) -> Recovery:
+    """What a single crash's run shows the later phases: the hits of its first recovery."""
+    return Recovery(single, tuple(recovery_points(history)))
+
+
+def recovery_only(first: Sequence[HitPoint], recoveries: Iterable[Recovery]) -> list[HitPoint]:
+    """Hits only a recovering worker reaches (reconciliation, say), first seen first, as
+    worker 0's hits: what a later worker's crash may be drawn from besides `first`."""
+    seen = {(p.step, p.boundary, p.occurrence) for p in first}
+    found: list[HitPoint] = []
+    for rec in recoveries:
+        for hit in rec.hits:
+            key = (hit.step, hit.boundary, hit.occurrence)
+            if key not in seen:
+                seen.add(key)
+                found.append(point(hit))
+    return found
+
+
+@dataclass(frozen=True)
+class Target:
+    """A mutating request the recording saw: `count` requests of (service, operation)."""
+
+    service: str
+    operation: str
+    count: int
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.service, self.operation)
+
+    def modes(self) -> tuple[FaultMode, ...]:
+        return network_modes(self.service, self.operation)
+
+
+def targets(recording: History) -> tuple[Target, ...]:
+    """The mutating requests of the recording, by (service, operation), in the order first sent."""
+    sent = ((r.service, r.operation) for r in recording.requests)
+    counts = Counter(target for target in sent if target in MUTATIONS)  # in first-seen order
+    return tuple(Target(s, o, n) for (s, o), n in counts.items())
+
+
+def crash_risk(recording: History) -> list[Risk]:
+    """The risk of each hit of the recording's first worker, in the order of the hits.
+
+    A hit right after a mutating request reached a service is the lost-response window (DESIGN
+    boundary 5): the outside world has changed and the engine has not recorded it yet, where
+    an engine that re-runs the step sends the request twice. Seen from the service's journal,
+    it needs nothing from the engine, so it holds for engines we cannot instrument. Then the
+    other windows of the effect protocol (intent and `started` committed, response read and
+    receipt committed, reconciliation, compensation) and the artifact, approval and handoff
+    boundaries; then the routine ones, where the durable state is the one a step boundary
+    leaves and a recovery simply runs the next step.
+    """
+    mutations = sorted(r.seq for r in recording.requests if (r.service, r.operation) in MUTATIONS)
+    risks: list[Risk] = []
+    seen = -math.inf
+    for hit in first_hits(recording):
+        delivered = any(seen < seq <= hit.journal_seq for seq in mutations)
+        seen = hit.journal_seq
+        routine = Risk.ROUTINE if hit.boundary in ROUTINE else Risk.PROTOCOL
+        risks.append(Risk.DELIVERED if delivered else routine)
+    return risks

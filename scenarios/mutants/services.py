@@ -1,0 +1,81 @@
+"""Mutants only a realistic downstream service exposes: each is harmless against a fake that
+answers every read at once and holds nothing but the run's own objects.
+
+A read that lags its write, and an account that already holds other customers' objects under
+the run's business keys (`fake_services/realism.py`), are what make these mistakes do harm.
+Each is the reference engine with one seam overridden, written from the seeds' description of
+the mistake, not from the rule that exposes it.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+
+from killpoint import fake_services as fs
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.errors import OutcomeUnknown
+from killpoint.harness.contract.records import EffectIntent, EffectRecord, Receipt
+from killpoint.harness.contract.workflow import Step
+from killpoint.harness.engine.ledger import EffectExecutor, Session, intent_of
+from killpoint.harness.engine.steps import Steps
+
+
+class RepublishedWhenNotYetVisible(Steps):
+    """001: "the API returned success" taken as the only proof, and a read as the truth the
+    moment after: an effect the first verification read does not show is taken as lost and
+    sent again before the verification goes on."""
+
+    def read_postcondition(
+        self, session: Session, step: Step, record: EffectRecord
+    ) -> EffectRecord:
+        assert step.service is not None and record.receipt is not None
+        adapter = self.adapters[step.service]
+        intent = intent_of(record)
+        seen = False
+        with suppress(OutcomeUnknown):
+            seen = adapter.verify(intent, record.receipt)
+        if not seen:
+            with suppress(OutcomeUnknown):
+                adapter.send(intent, record.idempotency_key)
+        return super().read_postcondition(session, step, record)
+
+
+class _ChargesFoundByOrder:
+    """A payments adapter whose reconciling lookup searches charges by the order id."""
+
+    def __init__(self, adapter: EffectAdapter) -> None:
+        self.adapter = adapter
+        self.service, self.idempotent = adapter.service, adapter.idempotent
+        self.queryable, self.irreversible = adapter.queryable, adapter.irreversible
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        return self.adapter.send(intent, key)
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        order_id = intent.args.get("order_id")
+        client = getattr(self.adapter, "client", None)
+        if not isinstance(order_id, str) or not isinstance(client, fs.PaymentsClient):
+            return self.adapter.lookup(intent, key)
+        try:
+            charges = client.charges_by_order(order_id)
+        except fs.OutcomeUnknown as exc:
+            raise OutcomeUnknown(f"payments charges_by_order: {exc}") from exc
+        if not charges:
+            return None
+        charge = charges[0]  # the order's charge: an order is charged once
+        detail = {"status": charge.status, "idempotency_key": charge.idempotency_key}
+        return Receipt(resource_id=charge.id, detail={"order_id": order_id, **detail})
+
+    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
+        return self.adapter.verify(intent, receipt)
+
+
+class ChargeFoundByOrderId(EffectExecutor):
+    """000: reconciling by a business key that is not unique — a charge in doubt is looked up
+    by its order id, and the first charge under that id is taken as the run's own, though
+    order ids are unique per shop and the payment account is shared with other customers."""
+
+    def __init__(self, session: Session, adapter: EffectAdapter, step: str) -> None:
+        if adapter.service == "payments":
+            adapter = _ChargesFoundByOrder(adapter)
+        super().__init__(session, adapter, step)
