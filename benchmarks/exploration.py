@@ -7,7 +7,8 @@ generated schedules after the network faults). Runs are the hunt's own count up 
 run judged false; seconds are the hunt's wall time to that run, in one process. A mutant the
 plan misses costs the whole plan (about 3,200 runs) before it is called escaped.
 
-    python benchmarks/exploration.py [--mutant NAME ...] [--explore RUNS] [--out FILE]
+    python benchmarks/exploration.py [--mutant NAME ...] [--scenario NAME ...] [--explore RUNS]
+                                     [--out FILE]
 
 (It is the sibling of `detection.py`, which compares the plan's single crashes with random
 kills; that module is at the length cap.)
@@ -29,16 +30,18 @@ from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
 
 
-def detect(name: str, explore: str, root: Path) -> dict[str, Any]:
-    """One hunt of mutant `name` over the catalogue: caught, runs, seconds, by what."""
+def detect(name: str, explore: str, root: Path, scenarios: list[str]) -> dict[str, Any]:
+    """One hunt of mutant `name` over `scenarios`: caught, runs, seconds, by what."""
     started = time.perf_counter()
-    outcome = hunt_outcome(MUTANTS[name], list(CATALOGUE.values()), root, explore=explore)
+    chosen = [CATALOGUE[s] for s in scenarios]
+    outcome = hunt_outcome(MUTANTS[name], chosen, root, explore=explore)
     result = outcome.result
     return {
         "caught": result.caught,
         "runs": result.runs_to_detection if result.caught else outcome.runs,
         "seconds": round(time.perf_counter() - started, 2),
         "checker": result.checker,
+        "scenarios": scenarios if len(scenarios) < len(CATALOGUE) else "catalogue",
         "schedule": (
             f"{result.schedule.scenario}: {result.schedule.describe()}" if result.schedule else None
         ),
@@ -50,13 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutant", action="append", help="mutant to hunt (default all)")
     parser.add_argument("--explore", default=EXPLORE, help="the exploration budget compared")
     parser.add_argument("--out", type=Path, help="write the rows as JSON")
+    parser.add_argument(
+        "--scenario", action="append", help="hunt over these scenarios (default the catalogue)"
+    )
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="killpoint-explore-bench-") as tmp:
         for name in args.mutant or list(MUTANTS):
             row = {"mutant": name}
             for label, budget in (("plan", "0"), ("explored", args.explore)):
-                row[label] = detect(name, budget, Path(tmp) / f"{name}-{label}")
+                where = args.scenario or list(CATALOGUE)
+                row[label] = detect(name, budget, Path(tmp) / f"{name}-{label}", where)
             rows.append(row)
             plan, explored = row["plan"], row["explored"]
             print(

@@ -162,6 +162,7 @@ class Campaign:
         for search in exploration(self, plan, config.scenarios):
             for found in search.run():
                 self.keep(found)
+        self.coverage = [_with_generated(c, self.runs) for c in self.coverage]
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
@@ -182,17 +183,20 @@ def exploration(
     scenarios: Sequence[Scenario],
     budget: Budget | None = None,
     part: int = 0,
+    hunt: bool = False,
 ) -> list[Exploration]:
     """The searches past `plan`, one per scenario with a seed of its own, for the scenarios
     this shard explores (every n-th): sharded or not, each scenario's search is the same.
     `budget` (the campaign's by default) and `part` (a later pass, with seeds and run ids of
-    its own) are for a hunt, which explores in two passes."""
+    its own) are for a hunt, which explores in two passes. A campaign's menus come from the
+    recordings alone: a shard has the recoveries of its own single crashes only, and every
+    shard must draw what one process draws; a hunt (one process) adds the recoveries' hits."""
     config = campaign.config
     index, total = config.shard or (1, 1)
     budget = (budget or Budget.parse(config.explore)).per_scenario(len(scenarios))
     return [
         Exploration(
-            menu(s, plan.recordings[s.name], plan.recoveries.get(s.name, [])),
+            menu(s, plan.recordings[s.name], plan.recoveries.get(s.name, []) if hunt else []),
             campaign.judge,
             budget,
             seed=config.seed * 1000 + k + 500 * part,
@@ -202,6 +206,17 @@ def exploration(
         for k, s in enumerate(scenarios)
         if k % total == index - 1
     ]
+
+
+def _with_generated(coverage: ScenarioCoverage, runs: Sequence[RunResult]) -> ScenarioCoverage:
+    """A scenario's coverage counting its generated runs too, as a merge of shards counts."""
+    mine = [r for r in runs if r.scenario == coverage.scenario and r.kind == "generated"]
+    return coverage.model_copy(
+        update={
+            "runs": coverage.runs + len(mine),
+            "violations": coverage.violations + sum(r.valid is False for r in mine),
+        }
+    )
 
 
 def _coverage(recording: History, done: list[tuple[PlannedRun, RunResult]]) -> ScenarioCoverage:

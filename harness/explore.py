@@ -4,14 +4,16 @@ The plan crashes each hit once or twice and faults one mutating request at a tim
 need more: a crash right after a 5xx (repeated past the attempt budget), a crash while a
 lookup or a verification read fails, withheld visibility with a crash, clock jumps, two workers
 switching at any hit, the start message redelivered after the run ended. Hypothesis draws
-such schedules from what the plan's runs showed (`Menu`: the recording's hits per step, the
-recovery-only hits, the operations of each step's service), one base combination of a crash
-point and a fault on the same step's service first, then the extras around it. The base is
-picked among the least covered (boundary, operation kind, fault) combinations so far, so new
-combinations come first; each run also reports the (boundary, ledger status, fault) triples
-it reached. A violation is shrunk by Hypothesis to a minimal schedule, which the campaign
-saves for `killpoint replay`. Deterministic for a seed: no database, a fixed Hypothesis seed,
-coverage updated in run order (and frozen once a violation is being shrunk).
+such schedules from what the plan's runs showed (`Menu`: the recording's hits per step, in a
+hunt the recoveries' own hits too, the operations of each step's service), one base
+combination of a crash point and a fault on the same step's service first, then the extras
+around it. The base is picked among the least covered (boundary, operation, fault)
+combinations so far, so new combinations come first (`reached` keeps the (boundary, ledger
+status, faults) triples the runs reached). A violation is shrunk by Hypothesis to a minimal
+schedule, which the campaign saves for `killpoint replay`. Deterministic for a seed: no
+example database (a campaign's verdicts must not depend on earlier sessions), a fixed
+Hypothesis seed per scenario, coverage updated in run order and frozen while a violation is
+shrunk; the bounds of every draw depend on the scenario alone, as Hypothesis requires.
 """
 
 from __future__ import annotations
@@ -204,12 +206,14 @@ class Exploration:
         limit = self.budget.runs
         if self.best is not None:  # shrinking: a bounded number of runs more
             limit = (self.first_violation_at or 0) + SHRINK_RUNS
-        elif (
-            self.budget.seconds is not None and time.perf_counter() - started > self.budget.seconds
-        ):
+        elif self.runs and self._out_of_time(started):  # a seconds budget makes one run
             raise _Spent
         if limit is not None and self.runs >= limit:
             raise _Spent
+
+    def _out_of_time(self, started: float) -> bool:
+        seconds = self.budget.seconds
+        return seconds is not None and time.perf_counter() - started > seconds
 
     def example(self, data: st.DataObject) -> None:
         m = self.menu

@@ -100,7 +100,7 @@ def _hunted(
 def _explored(
     campaign: Campaign, plan: Plan, budget: Budget, part: int, made: list[int]
 ) -> Iterator[tuple[RunResult, int]]:
-    for search in exploration(campaign, plan, campaign.config.scenarios, budget, part):
+    for search in exploration(campaign, plan, campaign.config.scenarios, budget, part, hunt=True):
         for result in search.run():
             campaign.keep(result)
             yield result, made[0] + (search.first_violation_at or search.runs)

@@ -43,6 +43,17 @@ NAME = "expected_outcome"
 # (True, why): the fault explains the end; ("unknown", why): it might, the evidence is missing
 Why = tuple[Valid, str] | None
 ARTIFACT_FAULTS = frozenset({FaultMode.CORRUPT_ARTIFACT, FaultMode.MISSING_ARTIFACT})
+# what the journal says of a request that got no answer (a read saying "not there" is one)
+UNANSWERED = frozenset(
+    m.value
+    for m in (
+        FaultMode.LOST_REQUEST,
+        FaultMode.LOST_RESPONSE,
+        FaultMode.TIMEOUT_BEFORE_COMMIT,
+        FaultMode.ERROR_BEFORE_COMMIT,
+        FaultMode.ERROR_AFTER_COMMIT,
+    )
+)
 
 
 def check_outcome(history: History, workflow: Workflow) -> Verdict:
@@ -106,7 +117,8 @@ def _unanswered_read(history: History, service: str) -> bool:
     """A read of `service` that failed (a lookup or verification read timed out or got a
     5xx): the service could be asked, but did not answer."""
     return any(
-        r.service == service and not is_mutation(r) and r.outcome != "ok" for r in history.requests
+        r.service == service and not is_mutation(r) and r.outcome in UNANSWERED
+        for r in history.requests
     )
 
 

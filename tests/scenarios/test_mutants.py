@@ -25,8 +25,9 @@ PINS: dict[str, tuple[str, str, int]] = {
     "fresh_idempotency_key_on_resume": ("order_saga", "single_effect", 20),
     "timeout_treated_as_failure": ("email", "single_effect", 20),
     "state_updated_after_call": ("research_publish", "single_effect", 5),
-    "no_compare_and_swap": ("expensive_reuse", "monotonic_sequence", 40),
-    "lease_without_fencing_token": ("expensive_reuse", "single_effect", 70),
+    # caught by a pair, after the exploration's first pass (30 runs)
+    "no_compare_and_swap": ("expensive_reuse", "monotonic_sequence", 80),
+    "lease_without_fencing_token": ("expensive_reuse", "single_effect", 100),
     "budgets_reset_on_restart": ("approval_refund", "budget_preserved", 2),
     "approvals_not_revalidated": ("approval_refund", "authority", 3),
     "checkpoint_trusted_unchecked": ("order_saga", "authority", 6),

@@ -1,6 +1,7 @@
 """Each new tamper kind alone catches a mutant: on that kind's named case the mutant's run is
-judged false, and on every other tampering of the same scenario (the kinds the harness had
-before included) it passes, so without the new kind it escapes. The reference passes them all.
+judged false, while every other named tampering of the same scenario (the kinds the harness had
+before included) and every other kind of the table staged at the same crash let it through, so
+without the new kind it escapes. The reference passes them all.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import RunResult
-from killpoint.harness.scenario import NamedCase
+from killpoint.harness.scenario import Expect, NamedCase
+from killpoint.harness.tampering import TAMPER_KINDS
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.cases import CASES
 from killpoint.scenarios.mutants import MUTANTS
@@ -36,11 +38,18 @@ ALONE: dict[str, tuple[str, str]] = {
 }
 
 
-def _run(spec: EngineSpec, case: NamedCase, root: Path) -> RunResult:
+def _run(spec: EngineSpec, case: NamedCase, root: Path, kind: str | None = None) -> RunResult:
+    """The case's run; with `kind`, the same schedule staging that kind instead, judged by the
+    oracle alone (the case's expectation is about its own kind)."""
     scenario = CATALOGUE[case.schedule.scenario]
+    schedule, expect = case.schedule, case.expect
+    judged: Expect | None = expect
+    if kind is not None:
+        tamper = tuple(t.model_copy(update={"kind": kind}) for t in schedule.tamper)
+        schedule, judged = schedule.model_copy(update={"tamper": tamper}), None
     config = CampaignConfig(scenarios=[scenario], workdir=root, engine=spec)
     with Campaign(config) as campaign:
-        result, _ = campaign.execute(scenario, case.schedule, "named", case.expect)
+        result, _ = campaign.execute(scenario, schedule, "named", judged)
     return result
 
 
@@ -68,6 +77,9 @@ def test_the_mutant_is_caught_by_this_tamper_kind_alone(kind: str, tmp_path: Pat
     for i, other in enumerate(_others(case)):
         escaped = _run(MUTANTS[mutant], other, tmp_path / f"other{i}")
         assert escaped.valid is True, (other.name, [v for v in escaped.verdicts if not v.valid])
+    for other_kind in sorted(set(TAMPER_KINDS) - {kind}):  # every other kind, same crash
+        escaped = _run(MUTANTS[mutant], case, tmp_path / other_kind, other_kind)
+        assert escaped.valid is not False, (other_kind, escaped.verdicts)
 
 
 @pytest.mark.parametrize("name", sorted(c.name for c in TAMPER_CASES))
