@@ -240,7 +240,7 @@ class RealRun(Run):
                 result = {"error": f"unexpected in-process death {killed}"}
             except KillpointError as exc:
                 result = {"error": f"{type(exc).__name__}: {exc}"}
-            except Exception as exc:  # the engine's own failure, for the parent to keep
+            except (Exception, SystemExit) as exc:  # the engine's own, for the parent to keep
                 error = f"{type(exc).__name__}: {exc}"
                 result = {"failure": [error, traceback.format_exc()]}
             result_path.write_text(json.dumps(result))

@@ -207,7 +207,7 @@ class Run:
             end, reason = "killed", f"killed at {killed.point.label()}"
         except KillpointError as exc:
             end, reason = "error", f"{type(exc).__name__}: {exc}"
-        except Exception as exc:  # the engine's own failure, judged by the oracle
+        except (Exception, SystemExit) as exc:  # the engine's own failure, for the oracle
             end, reason = "error", self.failed(f"worker {worker}", exc)
         record = WorkerRecord(
             worker=worker,

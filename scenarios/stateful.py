@@ -112,6 +112,8 @@ class KillpointMachine(RuleBasedStateMachine):
             services=services,
             clock=SharedTime(clock),
         )
+        if self.engine.reset is not None:  # nothing of an earlier example: its replay's world
+            self.engine.reset(self.world.store)
         self.tally = DecisionTally(services)
         run_id = f"stateful-{next(_RUNS)}"
         # the services' draws are seeded alike in every example (the run id differs, the

@@ -4,6 +4,7 @@ command that reproduces it; the harness itself carries on."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,13 @@ class Unreadable:
         raise AssertionError("unreachable")
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None: ...
+
+
+class Exiting(Unreadable):
+    """An engine that gives up the way a script does: `sys.exit`."""
+
+    def start(self, scenario: Scenario, workflow_id: str, input: Mapping[str, JsonValue]) -> bool:
+        sys.exit(3)
 
 
 def failing_reader(handle: StoreHandle) -> Any:
@@ -103,3 +111,13 @@ def test_a_foreign_engine_raising_in_its_worker_and_its_reader_is_judged_not_fat
     assert result.schedule_file is not None
     code, output = _replay(result.schedule_file, tmp_path / "replay")
     assert code == 1 and "engine_failure       VIOLATION worker 0 raised ValueError" in output
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_an_engine_calling_sys_exit_is_judged_and_the_harness_lives_on(
+    tier: str, tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    exiting = EngineSpec(name="exiting", factory=Exiting)
+    result = _judged(exiting, "email", "clean", tier, tmp_path)
+    verdict = next(v for v in result.verdicts if v.checker == "engine_failure")
+    assert verdict.valid is False and verdict.summary.startswith("worker 0 raised SystemExit: 3")

@@ -86,26 +86,27 @@ def test_an_engine_without_a_reset_hook_gets_a_new_store_per_run(world: World) -
 
 
 @pytest.mark.parametrize(
-    ("tier", "backend", "mutants"),
+    ("tier", "backend", "mutants", "explore"),
     [
-        ("inprocess", "sqlite", 3),
-        ("real", "sqlite", 1),
-        pytest.param("inprocess", "postgres", 1, marks=pytest.mark.postgres),
+        ("inprocess", "sqlite", 3, "3"),
+        ("real", "sqlite", 1, "0"),
+        pytest.param("inprocess", "postgres", 1, "0", marks=pytest.mark.postgres),
     ],
 )
 def test_every_violation_of_a_campaign_replays_alike_in_a_fresh_campaign(
-    tier: str, backend: str, mutants: int, tmp_path: Path, checkpoint_key: bytes
+    tier: str, backend: str, mutants: int, explore: str, tmp_path: Path, checkpoint_key: bytes
 ) -> None:
     """Issue 13's acceptance, over the whole catalogue: each mutant's violating runs, replayed
     one by one in a new campaign (a new world), give the verdicts the campaign gave. The
-    campaign is shrunk to its clean runs, single crashes and named cases to keep it short."""
+    campaign is shrunk to its clean runs, single crashes, named cases and (in process) a few
+    explored schedules each, to keep it short."""
     url = None
     if backend == "postgres":
         url = _postgres_url()
         _check_reachable(url)
     made: list[str] = []
     try:
-        compared = _replay_violations(tier, url, mutants, tmp_path, made)
+        compared = _replay_violations(tier, url, mutants, explore, tmp_path, made)
     finally:
         if url is not None:
             drop_schemas(url, [_schema(u) for u in made])
@@ -117,7 +118,7 @@ def _schema(url: str) -> str:
 
 
 def _replay_violations(
-    tier: str, url: str | None, mutants: int, tmp_path: Path, made: list[str]
+    tier: str, url: str | None, mutants: int, explore: str, tmp_path: Path, made: list[str]
 ) -> int:
     """How many violations of `mutants` mutants' campaigns replayed with the same verdicts."""
     catalogue, compared = list(CATALOGUE.values()), 0
@@ -131,6 +132,7 @@ def _replay_violations(
             double=False,
             interleave=False,
             network=False,
+            explore=explore,
         )
         with Campaign(config) as campaign:
             violations = campaign.run().violations
