@@ -242,8 +242,8 @@ def test_a_campaign_against_a_mutant_reports_its_violation_with_timeline_and_rep
 def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path: Path) -> None:
     code, out, _ = _run(
         runner,
-        "run -s approval_refund --no-double --no-interleave --no-network --mutants --json "
-        "--workdir",
+        "run -s approval_refund --no-double --no-interleave --no-network --explore 10 --mutants "
+        "--json --workdir",
         str(tmp_path),
     )
     summary = json.loads(out)
@@ -290,7 +290,8 @@ def test_replay_warns_when_a_crash_point_is_never_reached(
 def test_run_in_two_processes_summarizes_the_same_campaign(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    args = ["run", "-s", "email", "--no-double", "--no-interleave", "--json", "--mutants"]
+    args = ["run", "-s", "email", "--no-double", "--no-interleave", "--explore", "10"]
+    args += ["--json", "--mutants"]
     code, one, _ = _run(runner, *args, "--workdir", str(tmp_path / "one"))
     code2, two, _ = _run(runner, *args, "--jobs", "2", "--workdir", str(tmp_path / "two"))
     assert code == code2 == 1  # email alone cannot catch every mutant: some escape, in both
