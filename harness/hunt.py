@@ -13,6 +13,7 @@ Nothing is random, so the same hunt gives the same answer twice.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,10 +69,11 @@ def hunt_outcome(
     )
     plan = Plan(config.scenarios, config.plan_options())
     made = [0]
+    started = time.perf_counter()
     with Campaign(config) as campaign:
         for result, runs in _hunted(campaign, plan, Budget.parse(explore), made):
             if result.valid is False:
-                return _caught(spec, description, result, runs)
+                return _caught(spec, description, result, runs, time.perf_counter() - started)
     return HuntOutcome(
         MutantResult(mutant=spec.name, description=description, caught=False), None, made[0]
     )
@@ -107,7 +109,9 @@ def _explored(
         made[0] += search.runs
 
 
-def _caught(spec: EngineSpec, description: str, result: RunResult, runs: int) -> HuntOutcome:
+def _caught(
+    spec: EngineSpec, description: str, result: RunResult, runs: int, seconds: float
+) -> HuntOutcome:
     first = next(v for v in result.verdicts if v.valid is False)
     caught = MutantResult(
         mutant=spec.name,
@@ -115,6 +119,8 @@ def _caught(spec: EngineSpec, description: str, result: RunResult, runs: int) ->
         caught=True,
         checker=first.checker,
         runs_to_detection=runs,
+        found_by="exploration" if result.kind == "generated" else "plan",
+        seconds_to_detection=round(seconds, 2),
         schedule=result.schedule,
     )
     return HuntOutcome(caught, result, runs)

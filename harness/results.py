@@ -102,6 +102,9 @@ class MutantResult(_Model):
     caught: bool
     checker: str | None = None
     runs_to_detection: int | None = None
+    # what found it: the systematic plan, or the exploration's generated schedules
+    found_by: Literal["plan", "exploration"] | None = None
+    seconds_to_detection: float | None = None  # the hunt's wall time up to the catching run
     schedule: FaultSchedule | None = None
 
 

@@ -126,7 +126,11 @@ def _figures(result: CampaignResult) -> list[str]:
         f"boundaries crashed {m.coverage.crashed}/{m.coverage.discovered}",
     ]
     if m.mutation_score is not None:
-        figures.append(f"mutants caught {m.mutation_score.count}/{m.mutation_score.of}")
+        explored = sum(mu.found_by == "exploration" for mu in result.mutants)
+        figures.append(
+            f"mutants caught {m.mutation_score.count}/{m.mutation_score.of}"
+            + (f" ({explored} first by exploration)" if explored else "")
+        )
     return figures
 
 

@@ -106,6 +106,8 @@ def _row(outcome: HuntOutcome) -> dict[str, object]:
         "caught": r.caught,
         "checker": r.checker,
         "runs_to_detection": r.runs_to_detection,
+        "found_by": r.found_by,
+        "seconds_to_detection": r.seconds_to_detection,
         "schedule": r.schedule.model_dump(mode="json") if r.schedule else None,
         "schedule_file": _schedule_file(outcome),
         "description": r.description,
@@ -119,7 +121,15 @@ def _print_table(outcomes: list[HuntOutcome], scenarios: int) -> None:
     from rich.table import Table
 
     table = Table(title=f"mutants hunted over {scenarios} scenario(s)")
-    for column in ("mutant", "caught", "checker", "runs", "minimal schedule"):
+    for column in (
+        "mutant",
+        "caught",
+        "checker",
+        "runs",
+        "seconds",
+        "found by",
+        "minimal schedule",
+    ):
         table.add_column(column, overflow="fold")
     for o in outcomes:
         r = o.result
@@ -128,6 +138,8 @@ def _print_table(outcomes: list[HuntOutcome], scenarios: int) -> None:
             "yes" if r.caught else "[bold red]ESCAPED[/]",
             r.checker or "—",
             str(r.runs_to_detection or "—"),
+            "—" if r.seconds_to_detection is None else f"{r.seconds_to_detection:.1f}",
+            r.found_by or "—",
             f"{r.schedule.scenario}: {r.schedule.describe()}" if r.schedule else "—",
         )
     Console(width=160).print(table)

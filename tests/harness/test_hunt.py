@@ -76,6 +76,19 @@ def test_a_campaign_runs_no_interleavings_when_told_not_to(tmp_path: Path) -> No
     assert {r.kind for r in result.runs} >= {"clean", "single", "double"}
 
 
+def test_a_hunt_says_whether_the_plan_or_the_exploration_found_the_mutant(
+    tmp_path: Path,
+) -> None:
+    planned = hunt(MUTANTS["state_updated_after_call"], [CATALOGUE["research_publish"]], tmp_path)
+    assert planned.found_by == "plan" and planned.seconds_to_detection is not None
+    # a start message redelivered after the run ended: no schedule of the plan has one
+    explored = hunt(
+        MUTANTS["finished_run_restarted_on_redelivery"], [CATALOGUE["order_saga"]], tmp_path / "x"
+    )
+    assert explored.caught and explored.found_by == "exploration"
+    assert explored.schedule is not None and explored.schedule.redeliver_after_end
+
+
 def test_hunt_returns_the_mutant_score(tmp_path: Path) -> None:
     result = hunt(
         MUTANTS["completion_without_verification"], [CATALOGUE["research_publish"]], tmp_path

@@ -218,6 +218,8 @@ def _mutants() -> list[MutantResult]:
             caught=True,
             checker="single_effect",
             runs_to_detection=4,
+            found_by="plan",
+            seconds_to_detection=0.8,
             schedule=_schedule("order_saga", "r7", BAD_LABEL),
         ),
         MutantResult(
@@ -225,6 +227,8 @@ def _mutants() -> list[MutantResult]:
             caught=True,
             checker="verified_completion",
             runs_to_detection=2,
+            found_by="exploration",
+            seconds_to_detection=12.25,
             schedule=_schedule("order_saga", "m2", "charge:effect.prepared"),
         ),
         MutantResult(mutant="stale_approval", caught=False),

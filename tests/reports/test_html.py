@@ -71,6 +71,13 @@ def test_each_mutant_is_a_row_and_the_survivor_is_marked(campaign: CampaignResul
     assert sum("missed" in r.classes for r in rows) == 1
 
 
+def test_the_mutants_say_what_found_each_and_how_fast(campaign: CampaignResult) -> None:
+    html = render_html(campaign)
+    assert "1 first found by the systematic plan, 1 by the exploration's generated" in html
+    assert ", 1 escaped;" in html
+    assert "<td>12.2</td>" in html and "<td>exploration</td>" in html
+
+
 def test_a_violation_shows_its_timeline_evidence_and_replay_command(
     campaign: CampaignResult,
 ) -> None:
