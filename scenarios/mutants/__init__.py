@@ -187,6 +187,11 @@ MUTANTS: dict[str, EngineSpec] = {
             "escapes",
             kinds=failure.ArtifactParsedBeforeHashCheck,
         ),
+        _mutant(
+            "no_row_updated_is_an_error",
+            "001: a lost compare-and-swap raised as 'no row updated', not handled as a lost lease",
+            fence=store.NoRowUpdatedIsAnError(),
+        ),
         # -- tampering: each caught by one kind in harness.tampering's table ------------------
         _mutant(
             "seal_not_tenant",

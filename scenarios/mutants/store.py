@@ -59,3 +59,14 @@ class Unfenced(Fence):
         )
         if moved != 1:
             raise ConflictError(f"compare-and-swap lost: expected sequence {expect_sequence}")
+
+
+class NoRowUpdatedIsAnError(Fence):
+    """001: a lost compare-and-swap read as the database's "no row updated", not as a lost lease.
+
+    The guarded UPDATE matches nothing because another worker holds the lease now; the engine
+    checks the row count the way a data layer does and raises, so the worker that should step
+    down dies with an error of its own instead (and with it whatever else its process ran)."""
+
+    def refusal(self, tx: Tx, lease: Lease, now: float, expect_sequence: int | None) -> Exception:
+        return RuntimeError(f"UPDATE workflows matched 0 rows for {lease.workflow_id!r}")

@@ -45,6 +45,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "clock_of_the_checkpoint": ("handoff", "handoff_terms", 3),
     "terms_checked_only_on_acceptance": ("handoff", "handoff_terms", 3),
     "artifact_parsed_before_hash_check": ("research_publish", "engine_failure", 5),
+    "no_row_updated_is_an_error": ("research_publish", "engine_failure", 40),
     # tampering (scenarios/mutants/tamper.py): each caught on its tamper kind's named case
     "seal_not_tenant": ("order_saga", "authority", 12),
     "seal_not_workflow": ("order_saga", "authority", 12),

@@ -62,6 +62,16 @@ ALONE: dict[str, tuple[str, str, dict[str, object]]] = {
         "handoff",
         {"crashes": _crash("accept_contract", "step.begin"), "downtime_s": 7200.0},
     ),
+    # two workers recover at once and the first's lease lapses while it waits: it dies with a
+    # bare RuntimeError instead of stepping down, while the other completes the run safely
+    "no_row_updated_is_an_error": (
+        "engine_failure",
+        "research_publish",
+        {
+            "crashes": _crash("publish", "effect.prepared"),
+            "interleave": {"after_worker": 0, "switch_at": [0], "pause_expires_lease": True},
+        },
+    ),
     # the receiver accepted, then is down past the deadline, and publishes all the same
     "terms_checked_only_on_acceptance": (
         "handoff_terms",
@@ -76,7 +86,7 @@ def _run(engine: str, mutant: str, root: Path) -> RunResult:
     scenario = CATALOGUE[scenario_name]
     spec = REFERENCE if engine == "reference" else MUTANTS[engine]
     schedule = FaultSchedule.model_validate(
-        {"scenario": scenario_name, "run_id": f"alone-{mutant}", **faults}
+        {"scenario": scenario_name, "run_id": "alone-" + mutant.replace("_", "-"), **faults}
     )
     config = CampaignConfig(scenarios=[scenario], workdir=root, engine=spec)
     with Campaign(config) as campaign:
