@@ -29,6 +29,7 @@ from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.fold import Change
 from killpoint.harness.engine.ledger import EffectExecutor, Session
 from killpoint.harness.engine.steps import Steps
+from killpoint.scenarios.mutants.wrapped import Wrapped
 
 S = EffectStatus
 
@@ -59,25 +60,14 @@ class UnrecordedAttemptResent(EffectExecutor):
         return self.mark(again, S.COMMITTED, expect=(S.STARTED,), receipt=receipt)
 
 
-class _SilenceIsAbsence:
+class _SilenceIsAbsence(Wrapped):
     """An adapter whose lookup reads a timeout or a 5xx as "the service holds nothing"."""
-
-    def __init__(self, adapter: EffectAdapter) -> None:
-        self.adapter = adapter
-        self.service, self.idempotent = adapter.service, adapter.idempotent
-        self.queryable, self.irreversible = adapter.queryable, adapter.irreversible
-
-    def send(self, intent: EffectIntent, key: str) -> Receipt:
-        return self.adapter.send(intent, key)
 
     def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
         try:
             return self.adapter.lookup(intent, key)
         except OutcomeUnknown:
             return None
-
-    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
-        return self.adapter.verify(intent, receipt)
 
 
 class LookupTimeoutIsAbsence(EffectExecutor):
@@ -88,19 +78,8 @@ class LookupTimeoutIsAbsence(EffectExecutor):
         super().__init__(session, _SilenceIsAbsence(adapter), step)
 
 
-class _FailedReadIsSeen:
+class _FailedReadIsSeen(Wrapped):
     """An adapter whose verification read counts a timeout or a 5xx as the postcondition seen."""
-
-    def __init__(self, adapter: EffectAdapter) -> None:
-        self.adapter = adapter
-        self.service, self.idempotent = adapter.service, adapter.idempotent
-        self.queryable, self.irreversible = adapter.queryable, adapter.irreversible
-
-    def send(self, intent: EffectIntent, key: str) -> Receipt:
-        return self.adapter.send(intent, key)
-
-    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
-        return self.adapter.lookup(intent, key)
 
     def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
         try:

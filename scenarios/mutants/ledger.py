@@ -12,6 +12,7 @@ from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.errors import EffectRejected, OutcomeUnknown
 from killpoint.harness.contract.records import EffectIntent, EffectRecord, EffectStatus, Receipt
 from killpoint.harness.engine.ledger import EffectExecutor, Rejected, Session, operation_id
+from killpoint.scenarios.mutants.wrapped import Wrapped
 
 S = EffectStatus
 Guard = Callable[[], None] | None
@@ -53,22 +54,18 @@ class ConversationOnly(EffectExecutor):
         return written_after(self, intent, S.COMMITTED, receipt)
 
 
-class _PerWorkerKeys:
+class _PerWorkerKeys(Wrapped):
     """An adapter seen through keys that name the worker making the attempt."""
 
     def __init__(self, adapter: EffectAdapter, owner: str) -> None:
-        self.adapter, self.owner = adapter, owner
-        self.service, self.idempotent = adapter.service, adapter.idempotent
-        self.queryable, self.irreversible = adapter.queryable, adapter.irreversible
+        super().__init__(adapter)
+        self.owner = owner
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
         return self.adapter.send(intent, f"{key}-{self.owner}")
 
     def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
         return self.adapter.lookup(intent, f"{key}-{self.owner}")
-
-    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
-        return self.adapter.verify(intent, receipt)
 
 
 class FreshKeyOnResume(EffectExecutor):

@@ -32,18 +32,14 @@ from killpoint.harness.engine.ledger import EffectExecutor, Session, Stop
 from killpoint.harness.engine.model import Checkpoint
 from killpoint.harness.engine.rows import Lease
 from killpoint.harness.engine.steps import Steps
+from killpoint.scenarios.mutants.wrapped import Wrapped
 
 S = EffectStatus
 CLIENT_RETRIES = 2
 
 
-class _RetryingClient:
+class _RetryingClient(Wrapped):
     """An adapter behind an HTTP client that retries a failed request on its own."""
-
-    def __init__(self, adapter: EffectAdapter) -> None:
-        self.adapter = adapter
-        self.service, self.idempotent = adapter.service, adapter.idempotent
-        self.queryable, self.irreversible = adapter.queryable, adapter.irreversible
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
         for _ in range(CLIENT_RETRIES):
@@ -52,12 +48,6 @@ class _RetryingClient:
             except OutcomeUnknown:
                 continue
         return self.adapter.send(intent, key)
-
-    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
-        return self.adapter.lookup(intent, key)
-
-    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
-        return self.adapter.verify(intent, receipt)
 
 
 class RetriedInTheClient(EffectExecutor):

@@ -18,6 +18,7 @@ from killpoint.harness.contract.records import EffectIntent, EffectRecord, Recei
 from killpoint.harness.contract.workflow import Step
 from killpoint.harness.engine.ledger import EffectExecutor, Session, intent_of
 from killpoint.harness.engine.steps import Steps
+from killpoint.scenarios.mutants.wrapped import Wrapped
 
 
 class RepublishedWhenNotYetVisible(Steps):
@@ -40,16 +41,8 @@ class RepublishedWhenNotYetVisible(Steps):
         return super().read_postcondition(session, step, record)
 
 
-class _ChargesFoundByOrder:
+class _ChargesFoundByOrder(Wrapped):
     """A payments adapter whose reconciling lookup searches charges by the order id."""
-
-    def __init__(self, adapter: EffectAdapter) -> None:
-        self.adapter = adapter
-        self.service, self.idempotent = adapter.service, adapter.idempotent
-        self.queryable, self.irreversible = adapter.queryable, adapter.irreversible
-
-    def send(self, intent: EffectIntent, key: str) -> Receipt:
-        return self.adapter.send(intent, key)
 
     def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
         order_id = intent.args.get("order_id")
@@ -65,9 +58,6 @@ class _ChargesFoundByOrder:
         charge = charges[0]  # the order's charge: an order is charged once
         detail = {"status": charge.status, "idempotency_key": charge.idempotency_key}
         return Receipt(resource_id=charge.id, detail={"order_id": order_id, **detail})
-
-    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
-        return self.adapter.verify(intent, receipt)
 
 
 class ChargeFoundByOrderId(EffectExecutor):
