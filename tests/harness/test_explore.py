@@ -95,7 +95,14 @@ def test_the_reference_passes_what_the_exploration_generates(tmp_path: Path) -> 
 
 
 def test_a_seconds_budget_ends_the_search(tmp_path: Path) -> None:
-    found = _explored(tmp_path, REFERENCE, "email", "0.01s")
+    campaign, searches = _searches(tmp_path, REFERENCE, "email", "2.5s")
+    ticks = iter(range(10**6))  # a clock a second further on at each reading, not the wall's
+    with campaign:
+        for search in searches:
+            search.clock = lambda: float(next(ticks))
+        found = [found for search in searches for found in search.run()]
+    # read at the start (0) and before each run after the first (1, 2, 3): 3 > 2.5 stops it
+    assert len(found) == 3
     assert 1 <= len(found) < 20
 
 
