@@ -25,10 +25,10 @@ from killpoint.harness.contract.records import (
     is_terminal,
 )
 from killpoint.harness.contract.workflow import Step
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.fold import Change
+from killpoint.harness.engine.errors import UnknownWorkflowError
 from killpoint.harness.engine.ledger import EffectExecutor, Session
 from killpoint.harness.engine.steps import Steps
+from killpoint.scenarios.mutants.resume import RedeliveryIsFreshWork
 from killpoint.scenarios.mutants.wrapped import Wrapped
 
 S = EffectStatus
@@ -104,7 +104,7 @@ class FailedReadIsVerified(Steps):
             self.adapters = own
 
 
-class FinishedRunRestarted(Engine):
+class FinishedRunRestarted(RedeliveryIsFreshWork):
     """000: assuming the queue is the database — a start message for a run that has finished
     is new work, so the finished workflow starts over (in flight, a redelivery is ignored)."""
 
@@ -115,16 +115,10 @@ class FinishedRunRestarted(Engine):
         input: Mapping[str, JsonValue],
         limits: BudgetLimits | None = None,
     ) -> bool:
-        if super().start(workflow_name, workflow_id, input, limits):
-            return True
-        if not is_terminal(self.store.workflow(workflow_id).status):
-            return False  # still in flight: the redelivery is a duplicate
-        stored = self.store.latest_checkpoint(workflow_id)
-        assert stored is not None
-        key = self.settings.secret.resolve()
-        cp = self.open(stored, key)
-        wf = self.workflow(cp.workflow_name)
-        lease = self.acquire(workflow_id)
-        session = Session(self.store, lease, self.clock, self.hook, cp.budget.attempts_left)
-        self.commit(session, wf, cp, Change(wf.initial, reset=True), None, key)
-        return True
+        try:
+            in_flight = not is_terminal(self.store.workflow(workflow_id).status)
+        except UnknownWorkflowError:
+            in_flight = False
+        if in_flight:
+            return False  # the redelivery of a run in flight is a duplicate
+        return super().start(workflow_name, workflow_id, input, limits)
