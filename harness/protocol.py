@@ -204,6 +204,9 @@ class EngineSpec:
     reset: ResetHook | None = None
     ref: str | None = None
     description: str = ""  # for a mutant: the mistake it makes
+    # what the engine does not keep ("budget", "fencing", "tenant", "ledger", "approval" …):
+    # said in the report; the checks that need it answer unknown, never a violation
+    lacks: frozenset[str] = frozenset()
 
     def history_reader(self, store: StoreHandle) -> HistoryReader:
         return NoHistory() if self.reader is None else self.reader(store)

@@ -24,11 +24,18 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.protocol import EngineSpec
 
 REFERENCE_NAME = "reference"
+# The frameworks killpoint adapts itself, each behind an extra: `--engine NAME[:VARIANT]`.
+FRAMEWORKS = {
+    "langgraph": "langgraph",
+    "agent-framework": "agent_framework",
+    "dbos": "dbos",
+    "temporal": "temporal",
+}
 
 
 def load_engine(ref: str | None) -> EngineSpec:
     """`None` or "reference" for ours, `mutant:NAME` for a mutant of an installed catalogue,
-    otherwise import `module:attr` (the current folder is on the path, so a team's own module
+    a framework's name (`langgraph`, `langgraph:naive`, see `FRAMEWORKS`), otherwise import `module:attr` (the current folder is on the path, so a team's own module
     is found)."""
     if ref is None or ref == REFERENCE_NAME:
         from killpoint.harness.engines.reference import REFERENCE
@@ -36,6 +43,9 @@ def load_engine(ref: str | None) -> EngineSpec:
         return REFERENCE
     if ref.startswith("mutant:"):
         return installed().mutant(ref.removeprefix("mutant:"))
+    framework, _, variant = ref.partition(":")
+    if framework in FRAMEWORKS:
+        return framework_engine(framework, variant)
     module_name, _, attr = ref.partition(":")
     if not module_name or not attr:
         raise KillpointError(
@@ -52,6 +62,20 @@ def load_engine(ref: str | None) -> EngineSpec:
     except AttributeError:
         raise KillpointError(f"module {module_name!r} has no {attr!r}") from None
     return as_spec(target, ref)
+
+
+def framework_engine(framework: str, variant: str = "") -> EngineSpec:
+    """A framework's adapter (`killpoint.harness.engines.<module>`), in one of its variants
+    (its own default when none is named); a clear line when its extra is not installed."""
+    module_name = f"killpoint.harness.engines.{FRAMEWORKS[framework]}"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise KillpointError(
+            f"--engine {framework} needs its extra: pip install 'killpoint[{framework}]' ({exc})"
+        ) from exc
+    spec: EngineSpec = module.spec(variant or module.DEFAULT_VARIANT)
+    return spec
 
 
 def as_spec(target: Any, ref: str | None = None) -> EngineSpec:
