@@ -32,7 +32,7 @@ from killpoint.harness.results import (
     combine,
 )
 from killpoint.harness.runner import run_schedule
-from killpoint.harness.scenario import Expect, Scenario
+from killpoint.harness.scenario import Expect, NotApplicable, Scenario
 from killpoint.harness.schedule import FaultSchedule, Tier, save_schedule
 from killpoint.harness.world import World
 
@@ -255,25 +255,39 @@ def run_in_tier(
 
 
 def expectation(history: History, expect: Expect) -> Verdict:
-    """The seed's expected recovery for a named case, as one more verdict; unknown when the
-    case's premise could not be staged (its engine cannot tamper with its own store)."""
-    unstaged = [t.kind for t in history.tampered if not t.applied]
-    if unstaged:
-        return Verdict(
-            checker="expected_recovery",
-            valid="unknown",
-            summary=f"the engine under test cannot stage {', '.join(unstaged)}: nothing was "
-            "tampered, so the case's recovery was not exercised",
-        )
-    problem = expect(history)
+    """The seed's expected recovery for a named case, as one more verdict; unknown (not
+    applicable) when the case's premise did not happen to this engine — a tampering it cannot
+    stage, a crash point it never reaches — or the case asks of it what it does not keep."""
+    premise = _missing_premise(history)
+    problem = premise or expect(history)
     if problem is None:
         return Verdict(checker="expected_recovery", valid=True)
+    if isinstance(problem, NotApplicable):
+        return Verdict(
+            checker="expected_recovery", valid="unknown", summary=f"not applicable: {problem}"
+        )
     return Verdict(
         checker="expected_recovery",
         valid=False,
         summary=problem,
         evidence=[f"{history.schedule.describe()}: {problem}"],
     )
+
+
+def _missing_premise(history: History) -> NotApplicable | None:
+    unstaged = [t.kind for t in history.tampered if not t.applied]
+    if unstaged:
+        return NotApplicable(
+            f"the engine under test cannot stage {', '.join(unstaged)}: nothing was tampered, "
+            "so the case's recovery was not exercised"
+        )
+    reached = {(h.worker, h.step, h.boundary, h.occurrence) for h in history.hits}
+    for crash in history.schedule.crashes:
+        if (crash.worker, crash.step, crash.boundary, crash.occurrence) not in reached:
+            return NotApplicable(
+                f"the engine never reached {crash.label()}: the case's crash did not happen"
+            )
+    return None
 
 
 def _outcome(result: RunResult) -> str:

@@ -41,7 +41,7 @@ class WorkerRecord(_Model):
     owner: str
     plan_version: str
     prompt_version: str
-    end: Literal["stopped", "killed", "sigkill", "error"]
+    end: Literal["stopped", "killed", "sigkill", "error", "hung"]
     status: str | None = None
     state: str | None = None
     sequence: int | None = None
@@ -109,6 +109,8 @@ class History(_Model):
     grants: list[GrantRecord] = []
     checkpoints: list[CheckpointRecord]
     readable: bool = True  # the engine exposes its records (a history reader)
+    ledger: bool = True  # …and among them an effect ledger (a framework keeps none)
+    lacks: list[str] = []  # what the engine says it does not keep (`EngineSpec.lacks`)
     compacted_below: int = 0
     effects: list[EffectRecord]
     approvals: list[ApprovalRecord]

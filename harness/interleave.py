@@ -42,6 +42,23 @@ def run_pair(run: Run, first: int, switch_at: tuple[int, ...], expire: bool) -> 
     return results
 
 
+class PairHook:
+    """A paired worker's hook: its switch, then the baton, at every hit — those the engine
+    reports and those the harness sees at the transport alike, so two workers can switch
+    between a read and the write that depends on it in any engine."""
+
+    def __init__(self, baton: Baton, slot: int, switch: KillSwitch) -> None:
+        self.baton, self.slot, self.switch = baton, slot, switch
+
+    def __call__(self, boundary: str, step: str | None = None) -> None:
+        self.switch(boundary, step)
+        self.baton.after_hit(self.slot)
+
+    def transport(self, boundary: str) -> None:
+        self.switch.transport(boundary)
+        self.baton.after_hit(self.slot)
+
+
 class Baton:
     """Lets exactly one of two workers run; hands over at scheduled boundary hits."""
 
@@ -56,12 +73,8 @@ class Baton:
         self.done = [False, False]
         self.cond = threading.Condition()
 
-    def hook(self, slot: int, switch: KillSwitch) -> Callable[..., None]:
-        def hook(boundary: str, step: str | None = None) -> None:
-            switch(boundary, step)
-            self.after_hit(slot)
-
-        return hook
+    def hook(self, slot: int, switch: KillSwitch) -> PairHook:
+        return PairHook(self, slot, switch)
 
     def after_hit(self, slot: int) -> None:
         with self.cond:

@@ -4,6 +4,11 @@ It counts hits per (step, boundary), records each one with its stable identity, 
 schedule's clock jumps, and at the scheduled hit either raises `Killed` (in-process tier: a
 `BaseException`, so no `except Exception` in an engine can swallow it) or sends the process
 `SIGKILL` (real tier: no cleanup of any kind can run).
+
+An in-process death must be as final as a SIGKILL. A framework may call a hook on a thread of
+its own, and catch or wrap what it raises there while the worker's thread goes on; so a switch,
+once fired, stays dead (`dead`): every later hit, on any thread, raises the same death again,
+and the runner treats a worker whose switch fired as killed even if its call returned.
 """
 
 from __future__ import annotations
@@ -70,6 +75,13 @@ class KillSwitch:
             if j.at.worker == worker
         }
         self._step: str | None = None
+        self.dead: Killed | None = None  # the death this switch delivered, once it has
+
+    def kill(self, point: HitPoint) -> Killed:
+        """Latch a death (also the runner's, for a worker that hangs): every later hit raises."""
+        if self.dead is None:
+            self.dead = Killed(point)
+        return self.dead
 
     def __call__(self, boundary: str, step: str | None = None) -> None:
         if step is not None:
@@ -81,6 +93,8 @@ class KillSwitch:
         self._hit(boundary, self._step)
 
     def _hit(self, boundary: str, step: str | None) -> None:
+        if self.dead is not None:  # the worker is dead: nothing of it may act, on any thread
+            raise Killed(self.dead.point)
         key = (step, boundary)
         self._counts[key] += 1
         occurrence = self._counts[key]
@@ -94,4 +108,4 @@ class KillSwitch:
             )
             if self.death == "sigkill":
                 os.kill(os.getpid(), signal.SIGKILL)
-            raise Killed(point)
+            raise self.kill(point)

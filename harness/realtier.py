@@ -228,7 +228,7 @@ class RealRun(Run):
             self.world.store.shared.after_fork()
             result: dict[str, Any]
             try:
-                engine, http, _, _ = self.build(worker)
+                engine, http, _ = self.build(worker)
                 order = os.read(go, 1)  # set up; now wait until the worker before has ended
                 if order not in (b"0", b"1"):
                     os._exit(0)  # dismissed: the run ended without this worker

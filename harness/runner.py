@@ -46,11 +46,16 @@ from killpoint.harness.protocol import (
     WorkerEnv,
 )
 from killpoint.harness.scenario import GatePolicy, Scenario
-from killpoint.harness.schedule import FaultSchedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint
 from killpoint.harness.transport import BoundaryTransport
 from killpoint.harness.world import World
 
 MAX_ANSWERS = 3
+TIMED_OUT = "harness.worker_timeout"  # where a hung worker's latched death is said to be
+
+
+class Hung(Exception):
+    """A worker ran past its timeout: killed by the harness, as a supervisor would."""
 
 
 def workflow_id_for(scenario: Scenario, schedule: FaultSchedule) -> str:
@@ -125,7 +130,7 @@ class Run:
 
     def build(
         self, worker: int, hook_wrap: Callable[[KillSwitch], object] | None = None
-    ) -> tuple[EngineUnderTest, httpx.Client, str, str]:
+    ) -> tuple[EngineUnderTest, httpx.Client, KillSwitch]:
         world, schedule = self.world, self.schedule
         versions = self.versions_for(worker)
         switch = KillSwitch(
@@ -139,7 +144,10 @@ class Run:
         hook = hook_wrap(switch) if hook_wrap else switch
         http = httpx.Client(
             base_url=world.services.base_url,
-            transport=BoundaryTransport(world.services.transport(), switch.transport),
+            # a transport hit is a hit like any other: a pair of workers may switch there too
+            transport=BoundaryTransport(
+                world.services.transport(), getattr(hook, "transport", switch.transport)
+            ),
             timeout=5.0,
         )
         env = WorkerEnv(
@@ -156,7 +164,7 @@ class Run:
         except BaseException:
             http.close()
             raise
-        return engine, http, versions.plan, versions.prompt
+        return engine, http, switch
 
     def drive(self, engine: EngineUnderTest, worker: int) -> tuple[str, str, str, int | None]:
         """Run one worker to its end; returns (status, state, reason, sequence)."""
@@ -182,6 +190,34 @@ class Run:
             outcome = engine.resume(self.workflow_id)
         return outcome.status.value, outcome.state, outcome.reason, outcome.sequence
 
+    def within_timeout(
+        self, engine: EngineUnderTest, worker: int, switch: KillSwitch
+    ) -> tuple[str, str, str, int | None]:
+        """`drive`, on a thread of its own, given `world.worker_timeout_s` of wall time. A
+        worker that takes longer is killed: its switch is latched, so the next boundary it
+        reaches (on any thread) ends it, and the run goes on without it."""
+        box: list[tuple[str, str, str, int | None] | BaseException] = []
+
+        def body() -> None:
+            try:
+                box.append(self.drive(engine, worker))
+            except BaseException as exc:
+                box.append(exc)
+
+        thread = threading.Thread(target=body, name=f"killpoint-worker-{worker}", daemon=True)
+        thread.start()
+        thread.join(self.world.worker_timeout_s)
+        if thread.is_alive():
+            last = next((h for h in reversed(self.hits) if h.worker == worker), None)
+            where = last.label() if last is not None else "before its first boundary"
+            point = HitPoint(worker=worker, step=None, boundary=TIMED_OUT, occurrence=1)
+            switch.kill(point)
+            raise Hung(f"no end after {self.world.worker_timeout_s:g} s; last hit {where}")
+        result = box[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
     def _gate(self, state: str) -> str:
         transition = self.scenario.workflow.transition_from(state)
         if transition is None or transition.step.gate is None:
@@ -199,10 +235,14 @@ class Run:
         sequence: int | None = None
         reason = ""
         try:
-            engine, http, _, _ = self.build(worker, hook_wrap)
+            engine, http, switch = self.build(worker, hook_wrap)
             with http:
-                status, state, reason, sequence = self.drive(engine, worker)
+                status, state, reason, sequence = self.within_timeout(engine, worker, switch)
+            if switch.dead is not None:  # it died on a thread of the engine's own
+                raise switch.dead
             end = "stopped"
+        except Hung as hung:
+            end, reason = "hung", str(hung)
         except Killed as killed:
             end, reason = "killed", f"killed at {killed.point.label()}"
         except KillpointError as exc:
@@ -343,6 +383,8 @@ class Run:
             readable=readable,
             compacted_below=reader.compacted_below(self.workflow_id),
             effects=reader.effects(self.workflow_id),
+            ledger=readable and getattr(reader, "ledger", True),
+            lacks=sorted(self.engine.lacks),
             approvals=reader.approvals(self.workflow_id),
             requests=journal.requests(),
             applied=journal.applied_effects(),
@@ -361,6 +403,7 @@ class Recorded(NoHistory):
         self._effects = reader.effects(workflow_id)
         self._approvals = reader.approvals(workflow_id)
         self._compacted = reader.compacted_below(workflow_id)
+        self.ledger = bool(getattr(reader, "ledger", True))
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         return self._checkpoints

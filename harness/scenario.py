@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 Expect = Callable[["History"], str | None]
 
 
+class NotApplicable(str):
+    """What an `Expect` returns when the case asks of the engine what it does not keep (a
+    ledger, a lease, version lineage): the case is reported unknown, never violated."""
+
+
 @dataclass(frozen=True)
 class ExpectedEffect:
     """One logical external action the workflow should cause once, named the service's way.

@@ -93,6 +93,7 @@ class World:
     services: Services
     clock: WorldClock
     lease_ttl: float = 30.0
+    worker_timeout_s: float = 120.0  # wall time a worker may take before it counts as hung
     versions: Versions = BASE_VERSIONS
     runs: int = field(default=0)
     store_url: str | None = None  # as the world was opened with: how a fresh store is made

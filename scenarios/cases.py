@@ -12,7 +12,7 @@ from collections.abc import Callable
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.history import History
-from killpoint.harness.scenario import Expect, NamedCase
+from killpoint.harness.scenario import Expect, NamedCase, NotApplicable
 from killpoint.harness.schedule import (
     ClockJump,
     Deploy,
@@ -93,6 +93,8 @@ def _nothing_after_tamper(h: History) -> str | None:
 
 def _receipt_committed(step: str) -> Callable[[History], str | None]:
     def check(h: History) -> str | None:
+        if not h.ledger:
+            return NotApplicable("the engine keeps no effect ledger to hold the receipt")
         rows = [e for e in h.effects if e.step == step]
         if len(rows) != 1 or rows[0].status not in ("committed", "verified"):
             return f"ledger for {step}: {[r.status.value for r in rows]}, expected one receipt"
@@ -103,6 +105,8 @@ def _receipt_committed(step: str) -> Callable[[History], str | None]:
 
 def _reconciled(step: str) -> Callable[[History], str | None]:
     def check(h: History) -> str | None:
+        if not h.ledger:
+            return NotApplicable("the engine keeps no effect ledger to reconcile")
         rows = [e for e in h.effects if e.step == step]
         if not rows or ("reconciled" not in rows[0].reason and rows[0].status != "verified"):
             return f"{step} was not reconciled: {rows}"
@@ -112,6 +116,8 @@ def _reconciled(step: str) -> Callable[[History], str | None]:
 
 
 def _branched(h: History) -> str | None:
+    if "versions" in h.lacks:
+        return NotApplicable("the engine keeps no versions to branch on")
     branches = [c for c in h.checkpoints if c.decision == "branch"]
     if not branches:
         return "no checkpoint records a branch decision"
@@ -129,6 +135,8 @@ def _grants(n: int) -> Callable[[History], str | None]:
 
 
 def _a_worker_lost(h: History) -> str | None:
+    if "lease" in h.lacks:
+        return NotApplicable("the engine takes no lease for a worker to lose")
     lost = [w for w in h.workers if w.end == "error"]
     return None if lost else "no worker lost the race for the lease"
 

@@ -48,6 +48,8 @@ def check_attempts(history: History, workflow: Workflow) -> Verdict:
         return over
     if not history.readable:
         return unknown(NAME, "the engine exposes no history reader: its ledger is not visible")
+    if not history.ledger:
+        return unknown(NAME, "the engine keeps no effect ledger: its attempts are its own")
     spent = sum(e.attempts for e in history.effects)
     if spent > history.limits.attempts:
         return violated(

@@ -48,6 +48,8 @@ def check_intent(history: History, workflow: Workflow) -> Verdict:
         return reused
     if not history.readable:
         return unknown(NAME, "the engine exposes no history reader: its intents are not visible")
+    if not history.ledger:
+        return unknown(NAME, "the engine keeps no effect ledger: its intents are its own")
     renamed = _key_with_two_intents(history.effects)
     if renamed is not None:
         return renamed

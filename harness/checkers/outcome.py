@@ -108,7 +108,7 @@ def _in_doubt(history: History) -> Why:
         hidden = _hiding_fault(history, e.service)
         if (sent or spent) and hidden:
             return True, f"{e.service} [{e.business_key[:24]}] was attempted; {hidden}"
-        if hidden and not history.readable:
+        if hidden and not (history.readable and history.ledger):
             missing = f"whether {e.service} was attempted is not visible without a reader"
     return None if missing is None else ("unknown", missing)
 
@@ -210,7 +210,7 @@ def _budget_spent(history: History) -> Why:
         budget = cp.budget or {}
         if budget.get("steps_left", 1) <= 0 or budget.get("cost_left", 1) <= 0:
             return True, f"checkpoint #{cp.sequence} has no steps or cost left"
-    if not history.readable:
+    if not (history.readable and history.ledger):
         return "unknown", "the ledger and the budgets are not visible without a reader"
     return None
 

@@ -20,6 +20,14 @@ RECOVERY_WORKERS = 3  # after the last fault: one to recover, room for a lease t
 
 def check_progress(history: History, workflow: Workflow) -> Verdict:
     workers = history.workers
+    hung = [w for w in workers if w.end == "hung"]
+    if hung:
+        return violated(
+            NAME,
+            f"worker {hung[0].worker} hung: the harness killed it ({hung[0].reason})",
+            [f"worker {w.worker} ({w.owner}): {w.reason}" for w in hung[:3]],
+            [EvidenceRef(kind="worker", index=w.worker) for w in hung[:3]],
+        )
     if not is_terminal(history.final_status):
         last = workers[-1] if workers else None
         evidence = [f"{len(workers)} worker(s) ran; final status {history.final_status}"]

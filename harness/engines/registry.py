@@ -35,8 +35,8 @@ FRAMEWORKS = {
 
 def load_engine(ref: str | None) -> EngineSpec:
     """`None` or "reference" for ours, `mutant:NAME` for a mutant of an installed catalogue,
-    a framework's name (`langgraph`, `langgraph:naive`, see `FRAMEWORKS`), otherwise import `module:attr` (the current folder is on the path, so a team's own module
-    is found)."""
+    a framework's name (`langgraph`, `langgraph:naive`: see `FRAMEWORKS`), otherwise import
+    `module:attr` (the current folder is on the path, so a team's own module is found)."""
     if ref is None or ref == REFERENCE_NAME:
         from killpoint.harness.engines.reference import REFERENCE
 
