@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import select
 import signal
 import tempfile
 import time
@@ -33,7 +34,7 @@ from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.world import EPOCH, World, store_for
 
-End = Literal["stopped", "sigkill", "error"]  # how a forked worker can end
+End = Literal["stopped", "sigkill", "error", "hung"]  # how a forked worker can end
 
 
 class SharedMemoryClock:
@@ -112,6 +113,14 @@ class RealRun(Run):
     _grants_fd: int | None = None
     _journal: Journal | None = None
     _standby: dict[int, _Standby]  # workers forked ahead, set up and waiting for their turn
+    _started: Path | None = None  # in a worker: the file that says its start() returned
+
+    def delivered(self) -> None:
+        """The start message was taken, as a queue's ack says: made durable at once, so a
+        death right after it does not have the message delivered again (nor one before it
+        lose it), the same in both tiers."""
+        if self._started is not None:
+            self._started.touch()
 
     def record_grant(self, grant: GrantRecord) -> None:
         if self._grants_fd is None:
@@ -152,12 +161,12 @@ class RealRun(Run):
         if self.schedule.crash_in(worker) and worker + 1 < self.schedule.max_workers:
             # this one is to die, so the next is needed: it sets up while this one runs
             self._standby[worker + 1] = self._fork(worker + 1)
-        _, status = os.waitpid(standby.pid, 0)
+        status = standby.wait(self.world.worker_timeout_s)
         hits, result = self._collect(standby)
         if "failure" in result:
             error, trace = result.pop("failure")
             result["error"] = self.keep_failure(f"worker {worker}", error, trace)
-        end, reason = _ending(status, hits, result)
+        end, reason = _ending(status, hits, result, self.world.worker_timeout_s)
         record = WorkerRecord(
             worker=worker,
             owner=f"worker-{worker}",
@@ -174,7 +183,8 @@ class RealRun(Run):
             journal_seq_end=self.world.services.journal.last_seq(),
             wall_s=time.perf_counter() - wall,
         )
-        self.started, self.restart = True, False  # this worker delivered the start message
+        if standby.started.exists():  # its start() returned: the message was taken
+            self.started, self.restart = True, False
         return self.ended(record)
 
     def _collect(self, standby: _Standby) -> tuple[list[HitRecord], dict[str, Any]]:
@@ -204,15 +214,17 @@ class RealRun(Run):
         workers.mkdir(exist_ok=True)
         folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=workers))
         paths = (folder / "hits.jsonl", folder / "result.json", folder / "grants.jsonl")
+        started = folder / "started"
         if self.engine.prepare is not None:  # open (and warm) what the children inherit
             self.engine.prepare(self.world.store)
         go_read, go_write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the worker
             os.close(go_write)
+            self._started = started
             self._child(worker, *paths, go_read)
         os.close(go_read)
-        return _Standby(pid, paths, go_write)
+        return _Standby(pid, paths, go_write, started)
 
     def _child(
         self, worker: int, hits_path: Path, result_path: Path, grants_path: Path, go: int
@@ -250,8 +262,14 @@ class RealRun(Run):
             os._exit(code)
 
 
-def _ending(status: int, hits: list[HitRecord], result: dict[str, Any]) -> tuple[End, str]:
-    """How a worker process ended, from its exit status and the result it wrote."""
+def _ending(
+    status: int | None, hits: list[HitRecord], result: dict[str, Any], timeout: float
+) -> tuple[End, str]:
+    """How a worker process ended, from its exit status and the result it wrote (no status:
+    it ran past its timeout and the harness killed it)."""
+    if status is None:
+        where = hits[-1].label() if hits else "before its first boundary"
+        return "hung", f"no end after {timeout:g} s; last hit {where}"
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
         return "sigkill", f"killed by signal 9 at {hits[-1].label() if hits else '?'}"
     if "error" in result:
@@ -264,8 +282,21 @@ def _ending(status: int, hits: list[HitRecord], result: dict[str, Any]) -> tuple
 class _Standby:
     """A forked worker waiting on its pipe: go (with whether the start was delivered), or not."""
 
-    def __init__(self, pid: int, paths: tuple[Path, Path, Path], go_fd: int) -> None:
-        self.pid, self.paths, self._go = pid, paths, go_fd
+    def __init__(self, pid: int, paths: tuple[Path, Path, Path], go_fd: int, started: Path) -> None:
+        self.pid, self.paths, self._go, self.started = pid, paths, go_fd, started
+
+    def wait(self, timeout: float) -> int | None:
+        """Its exit status; None if it ran past `timeout` seconds, after which it is killed."""
+        fd = os.pidfd_open(self.pid)
+        try:
+            ready, _, _ = select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
+        if not ready:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            return None
+        return os.waitpid(self.pid, 0)[1]
 
     def go(self, started: bool) -> None:
         try:

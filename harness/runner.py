@@ -171,6 +171,7 @@ class Run:
         if not self.started or self.schedule.redeliver_start or self.restart:
             engine.start(self.scenario, self.workflow_id, self.input)
             self.started, self.restart = True, False
+            self.delivered()
         outcome = engine.resume(self.workflow_id)
         for _ in range(MAX_ANSWERS):
             if outcome.status is not RunStatus.WAITING_APPROVAL:
@@ -217,6 +218,9 @@ class Run:
         if isinstance(result, BaseException):
             raise result
         return result
+
+    def delivered(self) -> None:
+        """The start message was taken (a worker process says so to its parent)."""
 
     def _gate(self, state: str) -> str:
         transition = self.scenario.workflow.transition_from(state)
