@@ -316,6 +316,10 @@ class Run:
             d.from_worker > worker for d in s.deploys
         )
 
+    def run_pair(self, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
+        """Workers `first` and `first + 1` recover at once, taking turns at boundary hits."""
+        return run_pair(self, first, switch_at, expire)
+
     def redeliver_now(self) -> bool:
         """Whether the run, just ended, gets its start message once more (the schedule's
         `redeliver_after_end`): the next worker starts with it, as a queue's late copy would."""
@@ -335,7 +339,7 @@ class Run:
                 and pair.after_worker == worker - 1
                 and worker + 1 < (self.schedule.max_workers)
             ):
-                records = run_pair(self, worker, pair.switch_at, pair.pause_expires_lease)
+                records = self.run_pair(worker, pair.switch_at, pair.pause_expires_lease)
                 worker += 2
                 done = any(r.end == "stopped" and is_terminal(r.status) for r in records)
             else:
