@@ -168,6 +168,7 @@ class Campaign:
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
+            lacks=sorted(config.engine.lacks),
             tier=config.tier,
             backend=self.world.store.label,
             seed=config.seed,
