@@ -27,15 +27,13 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -43,15 +41,12 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import JsonValue
 from sqlalchemy import make_url
 
-from killpoint.harness.catalogue import installed
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import (
-    ApprovalRecord,
     EffectIntent,
-    EffectRecord,
     Outcome,
     Receipt,
     RunStatus,
@@ -59,8 +54,8 @@ from killpoint.harness.contract.records import (
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.protocol import (
-    CheckpointRecord,
     EngineSpec,
+    HistoryReader,
     StoreHandle,
     WorkerEnv,
 )
@@ -75,6 +70,9 @@ RECURSION_LIMIT = 10_000
 # what this adapter keeps no record of, beyond what no framework adapter keeps
 LACKS = units.LACKS | {"lease", "versions"}
 T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from killpoint.harness.engines.langgraph_postgres import HookedPostgresSaver
 
 
 class Doc(TypedDict):
@@ -110,8 +108,10 @@ class HookedSqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        parent = super()
-        return self.hooks.around(lambda: parent.put(config, checkpoint, metadata, new_versions))
+        def write() -> RunnableConfig:
+            return SqliteSaver.put(self, config, checkpoint, metadata, new_versions)
+
+        return self.hooks.around(write)
 
     def put_writes(
         self,
@@ -120,8 +120,14 @@ class HookedSqliteSaver(SqliteSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        parent = super()
-        self.hooks.around(lambda: parent.put_writes(config, writes, task_id, task_path))
+        def write() -> None:
+            SqliteSaver.put_writes(self, config, writes, task_id, task_path)
+
+        self.hooks.around(write)
+
+
+if TYPE_CHECKING:
+    Saver = HookedSqliteSaver | HookedPostgresSaver
 
 
 def postgres_conninfo(url: str) -> str | None:
@@ -137,9 +143,7 @@ def sqlite_path(handle: StoreHandle) -> Path:
 
 
 @contextmanager
-def open_saver(
-    handle: StoreHandle, hooks: Hooks | None = None
-) -> Iterator[BaseCheckpointSaver[Any]]:
+def open_saver(handle: StoreHandle, hooks: Hooks | None = None) -> Iterator[Saver]:
     """The world's LangGraph saver, on a connection of its own, closed on the way out (a dead
     worker leaves no connection behind)."""
     conninfo = postgres_conninfo(handle.url)
@@ -152,9 +156,9 @@ def open_saver(
     handle.workdir.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(sqlite_path(handle), check_same_thread=False, timeout=30.0)
     try:
-        saver = HookedSqliteSaver(conn)
-        saver.hooks = hooks or Hooks()
-        yield saver
+        sqlite = HookedSqliteSaver(conn)
+        sqlite.hooks = hooks or Hooks()
+        yield sqlite
     finally:
         conn.close()
 
@@ -179,7 +183,7 @@ def build_graph(
     names = list(dict.fromkeys(names))
 
     def route(state: Doc) -> str:
-        unit = units.next_unit(workflow, state[CHANNEL])
+        unit = units.next_unit(workflow, state["doc"])
         return END if unit is None else unit
 
     targets = [*names, END]
@@ -226,29 +230,28 @@ class LangGraphEngine:
         def node(state: Doc, config: RunnableConfig) -> Doc:
             self.step = name
             workflow_id = str(config["configurable"]["thread_id"])
-            return {CHANNEL: self.units.run(workflow_id, name, state[CHANNEL])}
+            return Doc(doc=self.units.run(workflow_id, name, state["doc"]))
 
         return node
 
     @contextmanager
-    def _graph(self) -> Iterator[CompiledStateGraph[Doc]]:
+    def _graph(self) -> Iterator[tuple[CompiledStateGraph[Doc], Saver]]:
         with open_saver(self.env.store, Hooks(self.env.hook, lambda: self.step)) as saver:
-            yield self.builder.compile(checkpointer=saver)
+            yield self.builder.compile(checkpointer=saver), saver
 
     def start(self, scenario: Scenario, workflow_id: str, input: Mapping[str, JsonValue]) -> bool:
         config = thread(workflow_id)
-        with self._graph() as graph:
-            assert graph.checkpointer is not None and graph.checkpointer is not True
-            if graph.checkpointer.get_tuple(config) is not None:
+        with self._graph() as (graph, saver):
+            if saver.get_tuple(config) is not None:
                 return False
             self.step = None
             state = units.initial_state(self.workflow, input, self.env.clock.now())
-            graph.invoke({CHANNEL: state}, config, durability="sync", interrupt_before="*")
+            graph.invoke(Doc(doc=state), config, durability="sync", interrupt_before="*")
         return True
 
     def resume(self, workflow_id: str) -> Outcome:
         config = thread(workflow_id)
-        with self._graph() as graph:
+        with self._graph() as (graph, _):
             snapshot = graph.get_state(config)
             if snapshot.created_at is None:
                 raise KillpointError(f"LangGraph has no thread {workflow_id!r}")
@@ -275,73 +278,10 @@ class LangGraphEngine:
             "at": self.env.clock.now(),
         }
         self.step = transition.step.name
-        graph.update_state(config, {CHANNEL: reopened}, as_node=transition.step.name)
+        graph.update_state(config, Doc(doc=reopened), as_node=transition.step.name)
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
         self.units.grants.grant(workflow_id, gate, actor, self.env.clock.now(), ttl_s)
-
-
-# -- the history reader ----------------------------------------------------------------------
-
-
-def _workflows() -> dict[str, Workflow]:
-    return {s.workflow.name: s.workflow for s in installed().scenarios.values()}
-
-
-def _doc_of(found: CheckpointTuple) -> units.State | None:
-    values = found.checkpoint["channel_values"]
-    doc = values.get(CHANNEL)
-    if doc is None:  # the input checkpoint holds the input on START's channel
-        doc = (values.get(START) or {}).get(CHANNEL)
-    return doc if isinstance(doc, dict) else None
-
-
-class LangGraphReader:
-    """LangGraph's own checkpoints of a thread, oldest first, numbered by LangGraph's step
-    (-1, 0, 1, … as 1, 2, 3, …): two checkpoints of one step — a fork — keep one number."""
-
-    ledger = False  # LangGraph keeps no effect ledger
-
-    def __init__(self, handle: StoreHandle) -> None:
-        self.handle = handle
-        self.workflows = _workflows()
-
-    def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
-        with open_saver(self.handle) as saver:
-            found = list(saver.list(thread(workflow_id)))
-            sized = [(t, len(saver.serde.dumps_typed(t.checkpoint)[1])) for t in found]
-        sized.sort(key=lambda ts: (int(ts[0].metadata["step"]), ts[0].checkpoint["id"]))
-        records = []
-        for t, size in sized:
-            doc = _doc_of(t)
-            if doc is None:
-                continue
-            sequence = int(t.metadata["step"]) + 2
-            records.append(self._record(doc, sequence, size))
-        return records
-
-    def _record(self, doc: units.State, sequence: int, size: int) -> CheckpointRecord:
-        workflow = self.workflows.get(doc["workflow"])
-        if workflow is not None:
-            return units.checkpoint_record(workflow, sequence, doc, size)
-        return CheckpointRecord(
-            sequence=sequence,
-            state=doc["state"],
-            status=doc["status"],
-            reason=doc["reason"],
-            outputs=doc["outputs"],
-            created_at=float(doc["at"]),
-            size=size,
-        )
-
-    def effects(self, workflow_id: str) -> list[EffectRecord]:
-        return []
-
-    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
-        return units.Grants(units.folder_of(self.handle)).records(workflow_id)
-
-    def compacted_below(self, workflow_id: str) -> int:
-        return 0
 
 
 # -- the spec -------------------------------------------------------------------------------
@@ -350,10 +290,7 @@ class LangGraphReader:
 def prepare(handle: StoreHandle) -> None:
     """Before workers are forked: the saver's tables, made once."""
     with open_saver(handle) as saver:
-        if isinstance(saver, SqliteSaver):
-            saver.setup()
-        else:
-            saver.setup()
+        saver.setup()
 
 
 def reset(handle: StoreHandle) -> None:
@@ -370,7 +307,9 @@ def reset(handle: StoreHandle) -> None:
     units.reset_folder(handle)
 
 
-def read_history(handle: StoreHandle) -> LangGraphReader:
+def read_history(handle: StoreHandle) -> HistoryReader:
+    from killpoint.harness.engines.langgraph_reader import LangGraphReader
+
     return LangGraphReader(handle)
 
 

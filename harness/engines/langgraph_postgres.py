@@ -31,8 +31,10 @@ class HookedPostgresSaver(PostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        parent = super()
-        return self.hooks.around(lambda: parent.put(config, checkpoint, metadata, new_versions))
+        def write() -> RunnableConfig:
+            return PostgresSaver.put(self, config, checkpoint, metadata, new_versions)
+
+        return self.hooks.around(write)
 
     def put_writes(
         self,
@@ -41,8 +43,10 @@ class HookedPostgresSaver(PostgresSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        parent = super()
-        self.hooks.around(lambda: parent.put_writes(config, writes, task_id, task_path))
+        def write() -> None:
+            PostgresSaver.put_writes(self, config, writes, task_id, task_path)
+
+        self.hooks.around(write)
 
 
 @contextmanager
