@@ -27,6 +27,7 @@ from killpoint.harness.catalogue import installed
 from killpoint.harness.checkers import check_all
 from killpoint.harness.cli import app
 from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.databases import create_schema, drop_schemas, with_schema
 from killpoint.harness.engines import langgraph
 from killpoint.harness.engines.registry import load_engine
 from killpoint.harness.results import CampaignResult, RunResult, combine
@@ -165,3 +166,43 @@ def test_a_forked_worker_sigkilled_after_the_charge_recovers_on_the_same_saver(
     assert history.final_status == "completed"
     assert sum(1 for a in history.applied if a.service == "payments") == 1
     assert combine(check_all(history, scenario.workflow)) is not False
+
+
+@pytest.fixture
+def empty_store_url(database: tuple[str, str | None]) -> Iterator[str]:
+    """The test's database with nothing in it (no reference store's tables either)."""
+    url, schema = database
+    if schema is None:
+        yield url
+        return
+    create_schema(url, schema)
+    try:
+        yield with_schema(url, schema)
+    finally:
+        drop_schemas(url, [schema])
+
+
+def test_on_either_backend_the_same_crash_doubles_naive_and_not_keyed(
+    tmp_path: Path, empty_store_url: str
+) -> None:
+    """SqliteSaver on SQLite, PostgresSaver in the world's own schema on PostgreSQL."""
+    scenario = installed().scenarios["order_saga"]
+    crash = HitPoint(worker=0, step="charge", boundary="transport.response_received")
+    charges = {}
+    for variant in langgraph.VARIANTS:
+        engine = load_engine(f"langgraph:{variant}")
+        config = CampaignConfig(
+            scenarios=[scenario],
+            workdir=tmp_path / variant,
+            engine=engine,
+            store_url=empty_store_url,
+        )
+        schedule = FaultSchedule(scenario="order_saga", run_id=variant, crashes=(crash,))
+        with Campaign(config) as campaign:
+            result, history = campaign.execute(scenario, schedule, "single")
+        assert history.final_status == "completed", [w.reason for w in history.workers]
+        assert history.failures == []
+        assert [c.sequence for c in history.checkpoints] == list(range(1, 8))
+        charges[variant] = sum(1 for a in history.applied if a.service == "payments")
+        assert _verdicts(result)["single_effect"] is (variant == "keyed")
+    assert charges == {"naive": 2, "keyed": 1}
