@@ -7,6 +7,7 @@ Every run goes through the public harness (campaigns, schedules, the CLI) agains
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,6 +65,8 @@ def test_naive_is_caught_double_charging_by_one_crash_and_the_file_alone_replays
         result, history = campaign.execute(scenario, schedule, "single")
     assert _verdicts(result)["single_effect"] is False
     assert history.workers[0].end == "killed"
+    # nothing of the dead worker runs on: LangGraph's executor threads are gone with it
+    assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
     charges = [a for a in history.applied if a.service == "payments"]
     assert len(charges) == 2  # LangGraph re-ran the node whose writes it never saved
     assert result.schedule_file is not None
