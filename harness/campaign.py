@@ -52,6 +52,7 @@ class CampaignConfig:
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
     explore: str = EXPLORE  # `--explore RUNS|SECONDS`: generated schedules after the plan
+    worker_timeout: float = 120.0  # wall seconds before a worker counts as hung
     on_run: Callable[[RunResult], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
 
@@ -73,6 +74,7 @@ class Campaign:
     def __init__(self, config: CampaignConfig) -> None:
         self.config = config
         self.world = open_world(config.tier, config.workdir / "world", config.store_url)
+        self.world.worker_timeout_s = config.worker_timeout
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
 
@@ -166,6 +168,7 @@ class Campaign:
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
+            lacks=sorted(config.engine.lacks),
             tier=config.tier,
             backend=self.world.store.label,
             seed=config.seed,
@@ -282,10 +285,12 @@ def _missing_premise(history: History) -> NotApplicable | None:
             "so the case's recovery was not exercised"
         )
     reached = {(h.worker, h.step, h.boundary, h.occurrence) for h in history.hits}
-    for crash in history.schedule.crashes:
-        if (crash.worker, crash.step, crash.boundary, crash.occurrence) not in reached:
+    faults = [(c, "crash") for c in history.schedule.crashes]
+    faults += [(j.at, "clock jump") for j in history.schedule.clock_jumps]
+    for point, what in faults:
+        if (point.worker, point.step, point.boundary, point.occurrence) not in reached:
             return NotApplicable(
-                f"the engine never reached {crash.label()}: the case's crash did not happen"
+                f"the engine never reached {point.label()}: the case's {what} did not happen"
             )
     return None
 
