@@ -42,13 +42,10 @@ from pydantic import JsonValue
 from sqlalchemy import make_url
 
 from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import (
-    EffectIntent,
     Outcome,
-    Receipt,
     RunStatus,
 )
 from killpoint.harness.contract.workflow import Workflow
@@ -67,8 +64,8 @@ FILE = "langgraph.sqlite"  # the SqliteSaver's database, in the world's work fol
 CHANNEL = "doc"
 # a workflow's steps are supersteps: more than LangGraph's default limit of 25 for a long one
 RECURSION_LIMIT = 10_000
-# what this adapter keeps no record of, beyond what no framework adapter keeps
-LACKS = units.LACKS | {"lease", "versions"}
+# what this adapter keeps no record of: budget, fencing, lease, ledger, tenant, versions
+LACKS = units.LACKS
 T = TypeVar("T")
 
 if TYPE_CHECKING:
@@ -194,27 +191,6 @@ def build_graph(
     return graph
 
 
-class SafeKeys:
-    """An adapter whose idempotency keys carry no "/": the units' stable key
-    (`workflow/step/operation`) is a path segment of the payments service's lookup by key,
-    where a "/" makes every lookup and verify read 404 (see the findings' needs)."""
-
-    def __init__(self, inner: EffectAdapter) -> None:
-        self.inner = inner
-        self.service = inner.service
-        self.idempotent, self.queryable = inner.idempotent, inner.queryable
-        self.irreversible = inner.irreversible
-
-    def send(self, intent: EffectIntent, key: str) -> Receipt:
-        return self.inner.send(intent, key.replace("/", "~"))
-
-    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
-        return self.inner.lookup(intent, key.replace("/", "~"))
-
-    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
-        return self.inner.verify(intent, receipt)
-
-
 class LangGraphEngine:
     """One worker: the scenario's graph compiled on the world's saver for each call."""
 
@@ -222,7 +198,6 @@ class LangGraphEngine:
         self.env = env
         self.workflow = scenario.workflow
         self.units = units.Units(env, scenario, keying)
-        self.units.adapters = {n: SafeKeys(a) for n, a in self.units.adapters.items()}
         self.step: str | None = None  # the node whose writes the saver saves next
         self.builder = build_graph(self.workflow, self._node)
 
@@ -266,17 +241,13 @@ class LangGraphEngine:
     def _reopen(
         self, graph: CompiledStateGraph[Doc], config: RunnableConfig, doc: units.State
     ) -> None:
-        """A run that stopped at a gate goes on: back to running, routed to the gate's step
-        again (as if that node had just written it), which checks the grant now."""
+        """A run that stopped at a gate goes on (`units.reopen`), as LangGraph's own update of
+        the thread, routed to the gate's step again (as if that node had just written it),
+        which checks the grant now."""
         transition = self.workflow.transition_from(doc["state"])
         if transition is None:
             return
-        reopened = {
-            **doc,
-            "status": RunStatus.RUNNING.value,
-            "reason": "",
-            "at": self.env.clock.now(),
-        }
+        reopened = {**units.reopen(doc), "at": self.env.clock.now()}
         self.step = transition.step.name
         graph.update_state(config, Doc(doc=reopened), as_node=transition.step.name)
 
