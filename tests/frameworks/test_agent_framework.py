@@ -10,6 +10,7 @@ recovers the same way.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,14 +39,17 @@ CHARGE_ANSWERED = HitPoint(worker=0, step="charge", boundary="transport.response
 CLEAN = ("order_saga", "email", "batch", "expensive_reuse", "approval_refund", "handoff")
 
 
-def _campaign(root: Path, ref: str, **options: bool) -> CampaignResult:
+def _campaign(root: Path, ref: str, *, faults: bool = True) -> CampaignResult:
+    """order_saga's plan for `ref`, one worker at a time; without `faults`, single crashes only."""
     config = CampaignConfig(
         scenarios=[installed().scenarios["order_saga"]],
         workdir=root,
         engine=load_engine(ref),
         interleave=False,
         explore="0",  # the plan: every single, double and network fault, the named cases
-        **options,
+        double=faults,
+        network=faults,
+        named=faults,
     )
     with Campaign(config) as running:
         return running.run()
@@ -76,7 +80,7 @@ def test_variants_are_named_and_an_unknown_one_is_refused() -> None:
 def test_naive_repeats_a_charge_after_one_crash_and_its_schedule_replays_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = _campaign(tmp_path / "naive", NAIVE, double=False, network=False, named=False)
+    result = _campaign(tmp_path / "naive", NAIVE, faults=False)
     run = next(r for r in result.runs if r.kind == "single" and r.label == CHARGE_ANSWERED.label())
     assert "single_effect" in _false(run)
     assert run.schedule_file is not None
@@ -155,3 +159,13 @@ def test_a_sigkilled_forked_worker_recovers_from_the_framework_s_checkpoint(
     assert first.end == "sigkill" and second.status == "completed"
     verdicts = check_all(history, installed().scenarios["order_saga"].workflow)
     assert ("single_effect" in {v.checker for v in verdicts if v.valid is False}) is broken
+
+
+def test_a_death_inside_an_executor_leaves_no_loop_or_thread_running(tmp_path: Path) -> None:
+    before = set(threading.enumerate())
+    schedule = FaultSchedule(scenario="order_saga", run_id="die", crashes=(CHARGE_ANSWERED,))
+    with World.open(tmp_path / "die") as world:
+        history = _run(world, "order_saga", KEYED, schedule)
+    assert [w.end for w in history.workers] == ["killed", "stopped"]
+    left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
+    assert left == []  # the dead worker's event loop, its executor threads: all gone
