@@ -52,6 +52,7 @@ class CampaignConfig:
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
     explore: str = EXPLORE  # `--explore RUNS|SECONDS`: generated schedules after the plan
+    worker_timeout: float = 120.0  # wall seconds before a worker counts as hung
     on_run: Callable[[RunResult], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
 
@@ -73,6 +74,7 @@ class Campaign:
     def __init__(self, config: CampaignConfig) -> None:
         self.config = config
         self.world = open_world(config.tier, config.workdir / "world", config.store_url)
+        self.world.worker_timeout_s = config.worker_timeout
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
 
@@ -166,6 +168,7 @@ class Campaign:
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
+            lacks=sorted(config.engine.lacks),
             tier=config.tier,
             backend=self.world.store.label,
             seed=config.seed,

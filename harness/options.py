@@ -127,6 +127,17 @@ def budget(value: object) -> str:
     return text_
 
 
+def seconds(value: object) -> float:
+    """A positive, finite number of seconds."""
+    try:
+        number = float(str(value).strip().removesuffix("s"))
+    except ValueError:
+        raise ValueError(f"wants a number of seconds, got {value!r}") from None
+    if not 0 < number < 1e9:
+        raise ValueError(f"{value}: between 0 and 1e9 seconds")
+    return number
+
+
 def processes(value: object) -> int:
     """A number of processes, or `auto` for one per core."""
     if value == "auto":
@@ -218,7 +229,8 @@ class CampaignOptions(_Declared):
         "Scenario to run (repeatable; default every installed one).", names, "run", "mutants",
         metavar="NAME", flag="--scenario", short="-s"))
     engine: str | None = field(default=None, metadata=option(
-        "The engine under test: reference, mutant:NAME or module:factory (default: the "
+        "The engine under test: reference, mutant:NAME, a framework (langgraph, "
+        "agent-framework, dbos, temporal; :naive or :keyed) or module:factory (default: the "
         "reference engine; for `mutants`: each mutant of the catalogue).", text, *SHARED,
         metavar="MODULE:FACTORY"))
     tier: Tier = field(default="inprocess", metadata=option(
@@ -250,6 +262,9 @@ class CampaignOptions(_Declared):
     shard: tuple[int, int] | None = field(default=None, metadata=option(
         "Run only this slice: every N-th planned run from the i-th.", shard, "run", "marker",
         metavar="i/N", text=True))
+    worker_timeout: float = field(default=120.0, metadata=option(
+        "Wall seconds a worker may take before the harness kills it as hung (a progress "
+        "violation).", seconds, *CAMPAIGN, metavar="SECONDS", text=True))
     jobs: int = field(default=1, metadata=option(
         "Processes to run in (one shard each, merged); auto: one per core.", processes,
         "run", "mutants", metavar="N|auto", text=True))
@@ -280,6 +295,7 @@ class CampaignOptions(_Declared):
             seed=self.seed,
             explore=self.explore,
             shard=self.shard,
+            worker_timeout=self.worker_timeout,
             on_run=on_run,
         )
 

@@ -149,7 +149,16 @@ class CheckpointRecord(BaseModel):
 
 
 class HistoryReader(Protocol):
-    """Read access to an engine's own durable records, for the oracle."""
+    """Read access to an engine's own durable records, for the oracle.
+
+    It is built from the world's `StoreHandle` alone (`ReaderFactory`), in the campaign's
+    process, after the run's workers have ended; it needs nothing of the harness. Its records
+    are neutral: times on the world clock the workers were given (`WorkerEnv.clock`, so store
+    them where the engine writes), and checkpoints numbered 1, 2, … in the engine's own order
+    of commits, whatever the engine numbers them (LangGraph's steps start at -1). Two records
+    with one number are a fork, and must stay two: that is what the sequence checker looks
+    for. An engine that keeps no effect ledger returns no effects and says so with a class
+    attribute `ledger = False`, so the checkers that read one answer unknown."""
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]: ...
 

@@ -171,6 +171,7 @@ class Run:
         if not self.started or self.schedule.redeliver_start or self.restart:
             engine.start(self.scenario, self.workflow_id, self.input)
             self.started, self.restart = True, False
+            self.delivered()
         outcome = engine.resume(self.workflow_id)
         for _ in range(MAX_ANSWERS):
             if outcome.status is not RunStatus.WAITING_APPROVAL:
@@ -217,6 +218,9 @@ class Run:
         if isinstance(result, BaseException):
             raise result
         return result
+
+    def delivered(self) -> None:
+        """The start message was taken (a worker process says so to its parent)."""
 
     def _gate(self, state: str) -> str:
         transition = self.scenario.workflow.transition_from(state)
@@ -312,6 +316,10 @@ class Run:
             d.from_worker > worker for d in s.deploys
         )
 
+    def run_pair(self, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
+        """Workers `first` and `first + 1` recover at once, taking turns at boundary hits."""
+        return run_pair(self, first, switch_at, expire)
+
     def redeliver_now(self) -> bool:
         """Whether the run, just ended, gets its start message once more (the schedule's
         `redeliver_after_end`): the next worker starts with it, as a queue's late copy would."""
@@ -331,7 +339,7 @@ class Run:
                 and pair.after_worker == worker - 1
                 and worker + 1 < (self.schedule.max_workers)
             ):
-                records = run_pair(self, worker, pair.switch_at, pair.pause_expires_lease)
+                records = self.run_pair(worker, pair.switch_at, pair.pause_expires_lease)
                 worker += 2
                 done = any(r.end == "stopped" and is_terminal(r.status) for r in records)
             else:

@@ -50,6 +50,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "seed": lambda c, n: c.seed,
     "explore": lambda c, n: c.explore,
     "shard": lambda c, n: c.shard,
+    "worker_timeout": lambda c, n: c.worker_timeout,
     "jobs": lambda c, n: n,
 }
 

@@ -31,6 +31,7 @@ TEXT_SAMPLES = {
     "shard": "2/3",
     "explore": "30s",
     "jobs": "3",
+    "worker_timeout": "45",
     "report": "r.html",
     "junit": "j.xml",
     "replay": "s.json",
@@ -119,6 +120,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "seed": changed.seed,
         "explore": changed.explore,
         "shard": changed.shard,
+        "worker_timeout": changed.worker_timeout,
     }
     from_arguments = {"scenarios": [], "workdir": tmp_path, "engine": REFERENCE, "on_run": on_run}
     not_an_option = {"extra"}  # schedules a caller appends to the plan, not a user's option
