@@ -31,7 +31,7 @@ from killpoint.harness.engines.registry import load_engine
 from killpoint.harness.history import History
 from killpoint.harness.realtier import open_real_world
 from killpoint.harness.results import CampaignResult, RunResult
-from killpoint.harness.schedule import FaultSchedule, HitPoint, Tier
+from killpoint.harness.schedule import FaultSchedule, HitPoint, Interleave, Tier
 from killpoint.harness.world import World
 
 NAIVE, KEYED = "agent-framework:naive", "agent-framework:keyed"
@@ -169,3 +169,19 @@ def test_a_death_inside_an_executor_leaves_no_loop_or_thread_running(tmp_path: P
     assert [w.end for w in history.workers] == ["killed", "stopped"]
     left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
     assert left == []  # the dead worker's event loop, its executor threads: all gone
+
+
+def test_two_workers_on_one_checkpoint_show_as_a_fork_in_the_reader(tmp_path: Path) -> None:
+    """Killed as `ship` begins, then two workers restore the same checkpoint at once: the
+    framework lets both write a child of it, and the reader keeps both under one number."""
+    crash = HitPoint(worker=0, step="ship", boundary="step.begin")
+    pair = Interleave(after_worker=0, switch_at=(0, 2), pause_expires_lease=True)
+    schedule = FaultSchedule(
+        scenario="order_saga", run_id="pair", crashes=(crash,), interleave=pair
+    )
+    with World.open(tmp_path / "pair") as world:
+        history = _run(world, "order_saga", KEYED, schedule)
+    sequences = [c.sequence for c in history.checkpoints]
+    assert len(sequences) > len(set(sequences))  # one number, two records: the fork
+    verdicts = check_all(history, installed().scenarios["order_saga"].workflow)
+    assert "monotonic_sequence" in {v.checker for v in verdicts if v.valid is False}
