@@ -72,6 +72,9 @@ DEFAULT_VARIANT = "keyed"
 VARIANTS = ("naive", "keyed")
 FRAMEWORK = "agent-framework"
 ROUTER = "killpoint.router"
+# beyond the units' own: the framework takes no lease on a workflow (any process may restore
+# and run it), and keeps no plan or prompt versions to branch a run on
+LACKS = frozenset({"lease", "versions"})
 ROUNDS = 8  # runs of the framework per resume: a restore, then at most a few re-entries
 
 
@@ -285,5 +288,5 @@ def spec(variant: str) -> EngineSpec:
         reset=reset,
         ref=ref,
         description=f"Microsoft Agent Framework workflow, file checkpoints, {variant} units",
-        lacks=units.LACKS,
+        lacks=units.LACKS | LACKS,
     )
