@@ -28,6 +28,7 @@ every send.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -63,7 +64,7 @@ State = dict[str, Any]  # the JSON document a framework carries between units
 SEND_TRIES = 3
 FOLDER = "units"  # under the store's work folder: attempt marks, grants, artifacts
 # What no framework adapter here keeps: the checkers that need them answer unknown.
-LACKS = frozenset({"budget", "fencing", "tenant", "ledger"})
+LACKS = frozenset({"budget", "fencing", "lease", "ledger", "tenant", "versions"})
 
 
 class Keying(StrEnum):
@@ -91,6 +92,19 @@ def next_unit(workflow: Workflow, state: State) -> str | None:
         return None
     transition = workflow.transition_from(state["state"])
     return None if transition is None else transition.step.name
+
+
+def reopen(state: State) -> State:
+    """The state a resume starts from: a run that waited for a human is running again, so its
+    gate is checked anew (a grant may have come, or lapsed); any other state as it is."""
+    if state["status"] != RunStatus.WAITING_APPROVAL.value:
+        return state
+    return {**state, "status": RunStatus.RUNNING.value, "reason": ""}
+
+
+def stable_key(operation_id: str) -> str:
+    """The keyed variant's idempotency key: one per (workflow, step, operation), always."""
+    return "u-" + hashlib.sha256(operation_id.encode()).hexdigest()[:40]
 
 
 def status_of(workflow: Workflow, state: State) -> RunStatus:
@@ -254,7 +268,7 @@ class Units:
         state["artifacts"][step.name] = ref.model_dump(mode="json")
 
     def effect(self, workflow_id: str, step: Step, state: State) -> None:
-        self._guard(workflow_id, step, state)
+        self._guard(workflow_id, step)
         assert step.intents is not None and step.service is not None
         ctx = self.context(workflow_id, step, state)
         adapter = self.adapters[step.service]
@@ -301,13 +315,15 @@ class Units:
     ) -> EffectRecord:
         """One intent to a committed record, or a Halt: the variant's whole difference."""
         stable = f"{workflow_id}/{step.name}/{intent.operation}"
-        receipt, attempts, key = None, 0, stable
+        receipt, attempts, key = None, 0, stable_key(stable)
         for _ in range(SEND_TRIES):
-            key = stable if self.keying is Keying.KEYED else f"{stable}/{uuid.uuid4().hex}"
+            # a key is a path segment and a header: letters and digits only
+            key = stable_key(stable) if self.keying is Keying.KEYED else uuid.uuid4().hex
             if self.keying is Keying.KEYED:
                 receipt = self._before_send(adapter, intent, key)
                 if receipt is not None:
                     break
+            self._guard(workflow_id, step)  # a grant and terms may lapse mid-step
             self._check_terms(step, ctx)
             attempts += 1
             try:
@@ -352,7 +368,7 @@ class Units:
             self.attempts.mark(key)
         return None
 
-    def _guard(self, workflow_id: str, step: Step, state: State) -> None:
+    def _guard(self, workflow_id: str, step: Step) -> None:
         """A protected step sends only under a grant valid now; else back to its gate."""
         if step.gate is not None and not self.grants.valid(
             workflow_id, step.gate, self.env.clock.now()
