@@ -39,14 +39,10 @@ from agent_framework import Workflow as AfWorkflow
 from pydantic import JsonValue
 
 from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.boundaries import BoundaryHook
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import (
-    EffectIntent,
     Outcome,
-    Receipt,
-    RunStatus,
 )
 from killpoint.harness.contract.workflow import StepKind, Workflow
 from killpoint.harness.engines import units
@@ -72,9 +68,6 @@ DEFAULT_VARIANT = "keyed"
 VARIANTS = ("naive", "keyed")
 FRAMEWORK = "agent-framework"
 ROUTER = "killpoint.router"
-# beyond the units' own: the framework takes no lease on a workflow (any process may restore
-# and run it), and keeps no plan or prompt versions to branch a run on
-LACKS = frozenset({"lease", "versions"})
 ROUNDS = 8  # runs of the framework per resume: a restore, then at most a few re-entries
 
 
@@ -154,32 +147,6 @@ def _routes_to(workflow: Workflow, target: str) -> Callable[[Any], bool]:
     return routes_to
 
 
-class UrlSafeKeys:
-    """An adapter whose idempotency keys carry no "/": the services look a key up in a URL
-    path (`/payments/charges/by-key/{key}`), where the units' `workflow/step/operation` keys
-    are not found, so every lookup and read-back misses (see the findings: a harness need)."""
-
-    def __init__(self, inner: EffectAdapter) -> None:
-        self.inner = inner
-        self.service = inner.service
-        self.idempotent = inner.idempotent
-        self.queryable = inner.queryable
-        self.irreversible = inner.irreversible
-
-    def send(self, intent: EffectIntent, key: str) -> Receipt:
-        return self.inner.send(intent, url_safe(key))
-
-    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
-        return self.inner.lookup(intent, url_safe(key))
-
-    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
-        return self.inner.verify(intent, receipt)
-
-
-def url_safe(key: str) -> str:
-    return key.replace("/", "~")
-
-
 class AgentFrameworkEngine:
     """One worker: a workflow per call, on the store's checkpoint folder."""
 
@@ -187,7 +154,6 @@ class AgentFrameworkEngine:
         self.env = env
         self.workflow = scenario.workflow
         self.units = Units(env, scenario, keying)
-        self.units.adapters = {k: UrlSafeKeys(a) for k, a in self.units.adapters.items()}
         self.grants = Grants(units.folder_of(env.store))
         self.workflow_id = ""
         self.current: str | None = None  # the step whose superstep a checkpoint ends
@@ -229,6 +195,7 @@ class AgentFrameworkEngine:
         return in_new_loop(lambda: self._resume(workflow_id))
 
     async def _resume(self, workflow_id: str) -> Outcome:
+        ran = False  # a state this call left is its answer: only an earlier one is reopened
         for _ in range(ROUNDS):
             workflow, storage = self.build(workflow_id)
             latest = await storage.get_latest(workflow_name=workflow_id)
@@ -236,27 +203,23 @@ class AgentFrameworkEngine:
                 raise KillpointError(f"{FRAMEWORK}: no checkpoint of {workflow_id!r}")
             if latest.messages:  # work in flight: the framework's own restore runs it
                 await workflow.run(checkpoint_id=latest.checkpoint_id)
+                ran = True
                 continue
-            state = self.reentry(workflow_id, latest.state[STATE_KEY])
+            state = None if ran else self.reentry(latest.state[STATE_KEY])
             if state is None:
                 lineage = records_of(self.workflow, await checkpoints_of(storage, workflow_id))
                 sequence = lineage[-1].sequence if lineage else 0
                 return units.outcome_of(
                     self.workflow, workflow_id, latest.state[STATE_KEY], sequence
                 )
-            storage.continues = latest.checkpoint_id
+            storage.continues, ran = latest.checkpoint_id, True
             await workflow.run(state)
         raise KillpointError(f"{FRAMEWORK}: {workflow_id!r} did not settle in {ROUNDS} runs")
 
-    def reentry(self, workflow_id: str, state: State) -> State | None:
-        """The state a new run starts from, or None when the run is over for now: terminal,
-        stopped for review, or waiting at a gate that has no valid grant yet."""
-        if state["status"] == RunStatus.WAITING_APPROVAL.value:
-            transition = self.workflow.transition_from(state["state"])
-            gate = None if transition is None else transition.step.gate
-            if gate is None or not self.grants.valid(workflow_id, gate, self.env.clock.now()):
-                return None
-            state = {**state, "status": RunStatus.RUNNING.value, "reason": ""}
+    def reentry(self, state: State) -> State | None:
+        """The state a new run starts from (`units.reopen`: a run that waited for a human
+        checks its gate anew), or None when the run is over: terminal or stopped for review."""
+        state = units.reopen(state)
         return state if units.next_unit(self.workflow, state) is not None else None
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
@@ -288,5 +251,5 @@ def spec(variant: str) -> EngineSpec:
         reset=reset,
         ref=ref,
         description=f"Microsoft Agent Framework workflow, file checkpoints, {variant} units",
-        lacks=units.LACKS | LACKS,
+        lacks=units.LACKS,  # with lease and versions: any process may restore and run it
     )
