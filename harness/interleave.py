@@ -1,10 +1,13 @@
 """Two workers recovering at once, in one process: they take turns at boundary hits.
 
 A schedule's `Interleave` names the global hit indices (counted over both workers) after which
-the other worker gets the turn. The two workers are threads, but a baton lets exactly one run
-at a time, so an interleaving is as deterministic as one worker is: the same schedule, the same
-history. A pause at a switch may move the clock past the lease ttl, so the waiting worker wakes
-up holding a lapsed lease (where a missing fencing token shows).
+the other worker gets the turn. A worker that waits for the other without reaching a boundary
+(on a lock or a lease the other holds, or on its result) would stall the pair: after
+`PATIENCE` seconds without a hit the waiting one takes the turn back. The two workers are
+threads (processes, in the real tier), but a baton lets exactly one run at a time, so an
+interleaving is as deterministic as one worker is: the same schedule, the same history. A pause
+at a switch may move the clock past the lease ttl, so the waiting worker wakes up holding a
+lapsed lease (where a missing fencing token shows).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from killpoint.harness.killswitch import KillSwitch
 
 if TYPE_CHECKING:
     from killpoint.harness.runner import Run
+
+PATIENCE = 5.0  # wall seconds without a hit after which the waiting worker takes its turn
 
 
 def run_pair(run: Run, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
@@ -83,6 +88,7 @@ class Baton:
         self.pause = pause
         self.state: MutableSequence[int] = [0, 0, 0, 0] if state is None else state
         self.cond = threading.Condition() if cond is None else cond
+        self._seen = -1  # the hit count when a waiting worker last looked
 
     @classmethod
     def across_processes(
@@ -109,11 +115,21 @@ class Baton:
                     self.advance(self.pause)
                 self.state[self.TURN] = other
                 self.cond.notify_all()
-                self.cond.wait_for(lambda: self.turn == slot)
+                self._wait(slot)
 
     def wait_turn(self, slot: int) -> None:
         with self.cond:
-            self.cond.wait_for(lambda: self.turn == slot)
+            self._wait(slot)
+
+    def _wait(self, slot: int) -> None:
+        """Until it is `slot`'s turn; or, once the other worker has gone `PATIENCE` seconds
+        without a boundary hit (it waits on this one: a lock, a lease, a result), take it."""
+        while not self.cond.wait_for(lambda: self.turn == slot, timeout=PATIENCE):
+            if self.state[self.COUNT] == self._seen:
+                self.state[self.TURN] = slot
+                self.cond.notify_all()
+                return
+            self._seen = self.state[self.COUNT]
 
     def finish(self, slot: int) -> None:
         """`slot` has ended (or, in the real tier, died): the other runs to its end."""

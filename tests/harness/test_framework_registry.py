@@ -20,7 +20,10 @@ def test_a_framework_whose_extra_is_missing_names_the_extra_to_install(
     adapter = f"killpoint.harness.engines.{FRAMEWORKS[framework]}"
     monkeypatch.delitem(sys.modules, adapter, raising=False)
     # what `import <framework package>` does where the package is not installed
-    for name in ("langgraph", "agent_framework", "dbos", "temporalio"):
+    packages = ("langgraph", "agent_framework", "dbos", "temporalio")
+    for name in [m for m in sys.modules if m.partition(".")[0] in packages]:
+        monkeypatch.setitem(sys.modules, name, None)  # its submodules too: they are cached
+    for name in packages:
         monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(KillpointError) as raised:
         framework_engine(framework)

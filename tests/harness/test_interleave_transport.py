@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
 from pydantic import JsonValue
 
+from killpoint.harness import interleave
 from killpoint.harness.checkers.single_effect import check_single_effect
 from killpoint.harness.contract.boundaries import READ_RETURNED, no_hook
 from killpoint.harness.contract.records import Outcome
@@ -26,6 +29,7 @@ from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Interleave
 from killpoint.harness.world import World
 from killpoint.scenarios import CATALOGUE
+from tests.harness.test_foreign_deaths import Quiet
 
 SCENARIO = CATALOGUE["research_publish"]
 
@@ -70,3 +74,32 @@ def test_a_pair_switched_at_a_transport_hit_shows_check_then_act(tmp_path: Path)
     duplicated = [k for k, valid in posts.items() if valid is False]
     # one switch between a lookup and its write is enough; most switches are harmless
     assert duplicated and len(duplicated) < len(posts)
+
+
+class WaitsForTheOther(Quiet):
+    """The second worker of a pair waits on a result only the first can give, reaching no
+    boundary meanwhile (as a worker waits on a framework's lock or lease)."""
+
+    def resume(self, workflow_id: str) -> Outcome:
+        done = self.env.workdir / "first-done"
+        self.env.hook("step.begin", "work")  # worker 1's is the switch: worker 2's turn
+        if self.env.owner == "worker-2":
+            while not done.exists():
+                time.sleep(0.05)
+        done.touch()
+        return super().resume(workflow_id)
+
+
+def test_a_pair_whose_running_worker_waits_on_the_other_gets_its_turn_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(interleave, "PATIENCE", 0.3)
+    pair = Interleave(after_worker=0, switch_at=(0,))
+    crash = HitPoint(worker=0, step="work", boundary="step.begin")
+    schedule = FaultSchedule(
+        scenario=SCENARIO.name, run_id="patient", crashes=[crash], interleave=pair
+    )
+    spec = EngineSpec(name="waits", factory=WaitsForTheOther)
+    with World.open(tmp_path / "world") as world:
+        history = run_schedule(world, SCENARIO, schedule, spec)
+    assert [w.end for w in history.workers] == ["killed", "stopped", "stopped"]
