@@ -54,6 +54,7 @@ DEFAULT_VARIANT = "keyed"
 VARIANTS = ("naive", "keyed")
 APP = "killpoint"
 WORKFLOW = "killpoint_units"
+VERSION = "killpoint-units-1"
 WAIT_S = 30.0  # the longest a worker waits for its workflow: a hang becomes a failure
 POLL_S = 0.02
 QUEUE_POLL_S = 0.05
@@ -181,6 +182,11 @@ class DbosEngine:
             "system_database_url": location.for_dbos(),
             "dbos_system_schema": location.schema,
             "sys_db_pool_size": POOL,
+            # DBOS recovers only workflows of its own application version, by default a hash
+            # of the registered functions: the steps registered as they first run would make
+            # every worker a new version that recovers nothing (see the findings). Pinned, as
+            # a deployment pins it.
+            "application_version": VERSION,
             "log_level": "WARNING",
         }
         instance = DBOS(config=config)
