@@ -146,6 +146,7 @@ class DbosEngine:
         self.running: set[str] = set()  # DBOS workflows whose body ran in this worker
         self.done: set[str] = set()  # … and whose final status this worker wrote
         self.wake = threading.Event()
+        self.busy = False  # between its launch and its close: its instance is DBOS's
 
     # -- the latch -------------------------------------------------------------------------
 
@@ -175,7 +176,14 @@ class DbosEngine:
         global _active
         if _active is self:
             return
+        if _active is not None and _active.busy:
+            raise KillpointError(
+                f"DBOS runs one instance per process, and {_active.outer.owner} is running it: "
+                f"{self.outer.owner} cannot run beside it in this process (two workers at once "
+                "need two processes: --tier real)"
+            )
         shutdown()  # whatever a worker before this one left
+        self.busy = True
         location = self.database.location
         config: DBOSConfig = {
             "name": APP,
@@ -246,7 +254,13 @@ class DbosEngine:
             sequence = len(self.database.step_outputs(workflow_id))
             return units.outcome_of(self.workflow, workflow_id, state, sequence)
         finally:
+            self.close()
+
+    def close(self) -> None:
+        """Destroy this worker's DBOS instance (never another worker's)."""
+        if _active is self:
             shutdown()
+        self.busy = False
 
     def _wait(self, dbos_id: str) -> units.State:
         """The workflow's final state, once DBOS has it; never waits past `WAIT_S`."""

@@ -32,7 +32,15 @@ from killpoint.harness.history import History
 from killpoint.harness.schedule import FaultSchedule, HitPoint, save_schedule
 from killpoint.harness.world import World
 
-SCENARIOS = ("order_saga", "email", "batch", "expensive_reuse", "research_publish", "handoff")
+SCENARIOS = (
+    "order_saga",
+    "email",
+    "batch",
+    "expensive_reuse",
+    "research_publish",
+    "handoff",
+    "approval_refund",
+)
 
 
 def _postgres_reachable() -> bool:
@@ -119,7 +127,7 @@ def test_the_keyed_variant_survives_order_saga_s_crashes_faults_and_named_cases(
         scenarios=[installed().scenarios["order_saga"]],
         workdir=tmp_path,
         engine=load_engine("dbos:keyed"),
-        double_limit=6,
+        double_limit=3,
         interleave=False,
         explore="0",
     )
