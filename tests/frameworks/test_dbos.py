@@ -10,6 +10,7 @@ records in order; and a forked worker SIGKILLed mid-step is recovered by the nex
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -29,7 +30,7 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.engines import dbos_store
 from killpoint.harness.engines.registry import load_engine
 from killpoint.harness.history import History
-from killpoint.harness.schedule import FaultSchedule, HitPoint, save_schedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint, Tier, save_schedule
 from killpoint.harness.world import World
 
 SCENARIOS = (
@@ -44,7 +45,8 @@ SCENARIOS = (
 
 
 def _postgres_reachable() -> bool:
-    engine = sa.create_engine(dbos_store.parse(dbos_store.DEFAULT_URL))
+    url = os.environ.get(dbos_store.URL_ENV) or dbos_store.DEFAULT_URL
+    engine = sa.create_engine(url)
     try:
         with engine.connect():
             return True
@@ -60,7 +62,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _crash(
-    name: str, step: str, boundary: str, engine: str, tier: str = "inprocess"
+    name: str, step: str, boundary: str, engine: str, tier: Tier = "inprocess"
 ) -> FaultSchedule:
     point = HitPoint(worker=0, step=step, boundary=boundary, occurrence=1)
     return FaultSchedule(
@@ -68,7 +70,7 @@ def _crash(
         run_id=name,
         engine=engine,
         crashes=(point,),
-        tier=tier,  # type: ignore[arg-type]
+        tier=tier,
     )
 
 
