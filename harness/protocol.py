@@ -185,6 +185,29 @@ class NoHistory:
         return 0
 
 
+class Recorded(NoHistory):
+    """One workflow's records, read from an engine's reader once, up front."""
+
+    def __init__(self, reader: HistoryReader, workflow_id: str) -> None:
+        self._checkpoints = reader.checkpoints(workflow_id)
+        self._effects = reader.effects(workflow_id)
+        self._approvals = reader.approvals(workflow_id)
+        self._compacted = reader.compacted_below(workflow_id)
+        self.ledger = bool(getattr(reader, "ledger", True))
+
+    def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
+        return self._checkpoints
+
+    def effects(self, workflow_id: str) -> list[EffectRecord]:
+        return self._effects
+
+    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
+        return self._approvals
+
+    def compacted_below(self, workflow_id: str) -> int:
+        return self._compacted
+
+
 ReaderFactory = Callable[[StoreHandle], HistoryReader]
 # Alter the latest durable state of a workflow the way the named kind says; the sequence of the
 # checkpoint it altered, or None if this engine cannot stage that kind.

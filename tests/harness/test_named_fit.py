@@ -11,7 +11,7 @@ from __future__ import annotations
 from killpoint.harness.campaign import expectation
 from killpoint.harness.history import HitRecord, TamperRecord
 from killpoint.harness.scenario import NamedCase
-from killpoint.harness.schedule import HitPoint, Tamper
+from killpoint.harness.schedule import ClockJump, HitPoint, Tamper
 from killpoint.scenarios import CATALOGUE
 from tests.harness.checkers.histories import completed_run, effect, schedule
 
@@ -32,6 +32,16 @@ def test_a_case_whose_crash_point_the_engine_never_reaches_is_not_applicable() -
     assert verdict.summary == (
         "not applicable: the engine never reached w0 publish:effect.started: "
         "the case's crash did not happen"
+    )
+
+
+def test_a_case_whose_clock_jump_never_happens_is_not_applicable() -> None:
+    jump = ClockJump(at=HitPoint(worker=0, step="refund", boundary="effect.prepared"), seconds=9.0)
+    history = completed_run(schedule=schedule(clock_jumps=[jump]), hits=[_hit("refund", "x")])
+    verdict = expectation(history, lambda h: "1 approval(s) given, expected a renewed one")
+    assert verdict.summary == (
+        "not applicable: the engine never reached w0 refund:effect.prepared: "
+        "the case's clock jump did not happen"
     )
 
 
