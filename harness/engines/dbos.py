@@ -36,9 +36,8 @@ from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowStatusString
 from pydantic import JsonValue
 
 from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import EffectIntent, Outcome, Receipt, RunStatus
+from killpoint.harness.contract.records import Outcome, RunStatus
 from killpoint.harness.engines import units
 from killpoint.harness.engines.dbos_store import (
     SystemDatabase,
@@ -108,29 +107,6 @@ def shutdown() -> None:
     DBOS.destroy(workflow_completion_timeout_sec=0)
 
 
-class UrlSafeKeys:
-    """An adapter whose idempotency keys carry no "/": the services look a key up in a URL
-    path (`/payments/charges/by-key/{key}`), where a units key `workflow/step/operation` is
-    never found, so every keyed lookup and read-back would miss (a harness need, see the
-    findings)."""
-
-    def __init__(self, inner: EffectAdapter) -> None:
-        self.inner = inner
-        self.service = inner.service
-        self.idempotent = inner.idempotent
-        self.queryable = inner.queryable
-        self.irreversible = inner.irreversible
-
-    def send(self, intent: EffectIntent, key: str) -> Receipt:
-        return self.inner.send(intent, key.replace("/", "~"))
-
-    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
-        return self.inner.lookup(intent, key.replace("/", "~"))
-
-    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
-        return self.inner.verify(intent, receipt)
-
-
 class DbosEngine:
     """One worker: a DBOS instance of its own for as long as it runs."""
 
@@ -139,7 +115,6 @@ class DbosEngine:
         self.env = replace(env, hook=self.hook)
         self.workflow = scenario.workflow
         self.units = units.Units(self.env, scenario, keying)
-        self.units.adapters = {k: UrlSafeKeys(a) for k, a in self.units.adapters.items()}
         self.database: SystemDatabase = system_database(env.store)
         self.death: BaseException | None = None
         self.failure: BaseException | None = None
@@ -249,7 +224,7 @@ class DbosEngine:
                 raise KillpointError(f"DBOS has no workflow {workflow_id!r}")
             state = self._wait(segments[-1])
             if self._granted(workflow_id, state):
-                self._begin(workflow_id, len(segments) + 1, reopened(state))
+                self._begin(workflow_id, len(segments) + 1, units.reopen(state))
                 state = self._wait(segment_id(workflow_id, len(segments) + 1))
             sequence = len(self.database.step_outputs(workflow_id))
             return units.outcome_of(self.workflow, workflow_id, state, sequence)
@@ -293,10 +268,6 @@ class DbosEngine:
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
         self.units.grants.grant(workflow_id, gate, actor, self.env.clock.now(), ttl_s)
-
-
-def reopened(state: units.State) -> units.State:
-    return {**state, "status": RunStatus.RUNNING.value, "reason": ""}
 
 
 def reset(handle: StoreHandle) -> None:

@@ -9,7 +9,7 @@ and replays each step whose row exists instead of running it.
 DBOS 3 also supports a SQLite system database (its default, `sqlite:///<app name>`), but it
 recommends PostgreSQL for production, and that is what this adapter uses: the world's own
 PostgreSQL schema when the store URL is PostgreSQL, otherwise a schema of its own on the server
-named by `KILLPOINT_DBOS_DATABASE_URL` (default: this machine's `postgres@127.0.0.1:5432/test`),
+named by `KILLPOINT_DBOS_URL` (default: this machine's `postgres@127.0.0.1:5432/test`),
 derived from the world's work folder, so parallel worlds never meet, and dropped with the world.
 Everything here is plain SQL on its own connection: the campaign process reads and resets the
 store without ever starting DBOS (whose threads would not survive the real tier's forks).
@@ -33,7 +33,7 @@ from killpoint.harness.databases import is_postgres, parse
 from killpoint.harness.engines import units
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle
 
-URL_ENV = "KILLPOINT_DBOS_DATABASE_URL"
+URL_ENV = "KILLPOINT_DBOS_URL"
 DEFAULT_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 SHARED = "dbos.system-database"
 SEGMENT = "@"  # a run continued after an approval is a new DBOS workflow: `<id>@2`, `<id>@3` …
@@ -166,18 +166,8 @@ class DbosReader:
             if not isinstance(state, dict):
                 continue
             size = len(pickle.dumps(state))
-            records.append(units.checkpoint_record(self._workflow(state), sequence, state, size))
+            records.append(units.checkpoint_record(self.workflow, sequence, state, size))
         return records
-
-    def _workflow(self, state: dict[str, Any]) -> Workflow:
-        if self.workflow is not None:
-            return self.workflow
-        from killpoint.harness.catalogue import installed
-
-        for scenario in installed().scenarios.values():
-            if scenario.workflow.name == state["workflow"]:
-                return scenario.workflow
-        raise ValueError(f"no installed scenario has workflow {state['workflow']!r}")
 
     def effects(self, workflow_id: str) -> list[EffectRecord]:
         return []
