@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -179,3 +180,20 @@ def test_a_forked_worker_sigkilled_before_dbos_records_its_step_is_recovered(
     assert history.final_status == "completed"
     charges = [a for a in history.applied if a.operation == "create_charge"]
     assert len(charges) == 1
+
+
+DBOS_THREADS = ("dbos", "queue", "_run_event_loop", "notification", "notifier", "scheduler")
+
+
+def test_a_killed_worker_leaves_no_dbos_thread_running(world: World) -> None:
+    """The in-process death is raised on DBOS's executor thread; the worker's instance is
+    destroyed, so nothing of it runs on while the next worker recovers the workflow."""
+    schedule = _crash("threads", "charge", "checkpoint.built", "dbos:keyed")
+    history = _run(world, "order_saga", schedule, "dbos:keyed")
+    assert [w.end for w in history.workers] == ["killed", "stopped"]
+    assert history.final_status == "completed"
+    for thread in threading.enumerate():
+        if any(part in thread.name for part in DBOS_THREADS):
+            thread.join(timeout=2.0)
+    alive = [t.name for t in threading.enumerate() if any(p in t.name for p in DBOS_THREADS)]
+    assert alive == []
