@@ -22,7 +22,7 @@ from killpoint.harness.history import History
 from killpoint.harness.measures import measure
 from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, first_hits
-from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec
 from killpoint.harness.results import (
     CampaignResult,
     RunKind,
@@ -56,13 +56,18 @@ class CampaignConfig:
     on_run: Callable[[RunResult], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
 
+    @property
+    def pairs_in_process(self) -> bool:
+        """Whether two of the engine's workers can share a process (DBOS: one per process)."""
+        return SHARED_PROCESS not in self.engine.lacks
+
     def plan_options(self) -> PlanOptions:
         return PlanOptions(
             tier=self.tier,
             seed=self.seed,
             double_limit=self.double_limit,
             double=self.double,
-            interleave=self.interleave,
+            interleave=self.interleave and self.pairs_in_process,
             network=self.network,
             named=self.named,
         )
@@ -203,7 +208,7 @@ def exploration(
             campaign.judge,
             budget,
             seed=config.seed * 1000 + k + 500 * part,
-            pairs=config.interleave and config.tier == "inprocess",
+            pairs=config.interleave and config.tier == "inprocess" and config.pairs_in_process,
             label=f"{k}" + "b" * part,
         )
         for k, s in enumerate(scenarios)
@@ -278,6 +283,9 @@ def expectation(history: History, expect: Expect) -> Verdict:
 
 
 def _missing_premise(history: History) -> NotApplicable | None:
+    paired = history.schedule.interleave and history.schedule.tier == "inprocess"
+    if paired and SHARED_PROCESS in history.lacks:
+        return NotApplicable("the engine runs one worker per process: two need the real tier")
     unstaged = [t.kind for t in history.tampered if not t.applied]
     if unstaged:
         return NotApplicable(

@@ -208,6 +208,9 @@ class Recorded(NoHistory):
         return self._compacted
 
 
+# What an engine lacks that runs one worker per process (DBOS, a process-wide singleton): the
+# plan gives it no in-process pairs, and a two-worker case in process is not applicable.
+SHARED_PROCESS = "second worker per process"
 ReaderFactory = Callable[[StoreHandle], HistoryReader]
 # Alter the latest durable state of a workflow the way the named kind says; the sequence of the
 # checkpoint it altered, or None if this engine cannot stage that kind.

@@ -46,7 +46,7 @@ from killpoint.harness.engines.dbos_store import (
     system_database,
 )
 from killpoint.harness.engines.dbos_store import reset as reset_store
-from killpoint.harness.protocol import EngineSpec, StoreHandle, WorkerEnv
+from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
@@ -290,6 +290,6 @@ def spec(variant: str) -> EngineSpec:
         reader=read_history,
         reset=reset,
         ref=ref,
-        lacks=units.LACKS,
+        lacks=units.LACKS | {SHARED_PROCESS},  # one DBOS instance per process
         description=f"DBOS {variant}: one workflow, a step per workflow step",
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from killpoint.harness.campaign import expectation
 from killpoint.harness.history import HitRecord, TamperRecord
+from killpoint.harness.protocol import SHARED_PROCESS
 from killpoint.harness.scenario import NamedCase
 from killpoint.harness.schedule import ClockJump, HitPoint, Tamper
 from killpoint.scenarios import CATALOGUE
@@ -89,3 +90,12 @@ def test_the_lease_race_case_asks_nothing_of_an_engine_without_a_lease() -> None
     verdict = expectation(raced.model_copy(update={"lacks": ["lease"]}), case.expect)
     assert verdict.valid == "unknown"
     assert verdict.summary == "not applicable: the engine takes no lease for a worker to lose"
+
+
+def test_a_two_worker_case_in_process_is_not_applicable_to_a_one_per_process_engine() -> None:
+    case = _case("research_publish", "two_workers_recover")
+    raced = completed_run(schedule=case.schedule, hits=[_hit("publish", "effect.prepared")])
+    verdict = expectation(raced.model_copy(update={"lacks": [SHARED_PROCESS]}), case.expect)
+    assert verdict.summary == (
+        "not applicable: the engine runs one worker per process: two need the real tier"
+    )
