@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from datetime import timedelta
@@ -48,7 +48,14 @@ from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Out
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.temporal_keys import SafeKeys
-from killpoint.harness.engines.temporal_server import DevServer, Read, call, read, server
+from killpoint.harness.engines.temporal_server import (
+    DevServer,
+    Read,
+    call,
+    quiet_sdk_logs,
+    read,
+    server,
+)
 from killpoint.harness.killswitch import Killed
 from killpoint.harness.protocol import CheckpointRecord, EngineSpec, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
@@ -56,7 +63,7 @@ from killpoint.harness.scenario import Scenario
 DEFAULT_VARIANT = "keyed"
 VARIANTS = ("naive", "keyed")
 LACKS = units.LACKS | {"lease", "versions"}
-START_TO_CLOSE = timedelta(seconds=2)  # an attempt of a dead worker is retried after this
+START_TO_CLOSE = timedelta(seconds=1)  # an attempt of a dead worker is retried after this
 POLL_S = 0.05
 RESUME_TIMEOUT_S = 75.0  # below the call's own limit: a stuck workflow is an error with a reason
 RUNNING, WAITING = RunStatus.RUNNING.value, RunStatus.WAITING_APPROVAL.value
@@ -86,13 +93,13 @@ class UnitsWorkflow:
     async def run(self, start: dict[str, Any]) -> dict[str, Any]:
         steps = definition(start["workflow"])
         state: dict[str, Any] = start["state"]
-        seen = 0
+        seen = 0  # reopen signals taken so far
         while True:
             unit = units.next_unit(steps, state)
             if unit is None:
                 if state["status"] != WAITING:
                     return state
-                await workflow.wait_condition(lambda: self.reopened > seen)
+                await self._reopened_after(seen)
                 seen = self.reopened
                 state = {**state, "status": RUNNING, "reason": ""}
                 continue
@@ -104,6 +111,12 @@ class UnitsWorkflow:
             )
             if not workflow.unsafe.is_replaying():
                 _committed(unit)
+
+    async def _reopened_after(self, seen: int) -> None:
+        def reopened() -> bool:
+            return self.reopened > seen
+
+        await workflow.wait_condition(reopened)
 
 
 def _committed(step: str) -> None:
@@ -123,8 +136,9 @@ class TemporalEngine:
         self.units = units.Units(env, scenario, keying)
         self.units.adapters = {n: SafeKeys(a) for n, a in self.units.adapters.items()}
         self.server: DevServer = server(env.store)
+        quiet_sdk_logs()
         self.dead: Killed | None = None
-        self._wake = lambda: None
+        self._wake: Callable[[], None] = _nothing
 
     # -- deaths ----------------------------------------------------------------------------
 
@@ -199,14 +213,18 @@ class TemporalEngine:
         if self.dead is not None:
             raise self.dead
         loop, woke = asyncio.get_running_loop(), asyncio.Event()
-        self._wake = lambda: loop.call_soon_threadsafe(woke.set)
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(woke.set)
+
+        self._wake = wake
         with (
             ThreadPoolExecutor(1, "kp-activity") as activities,
             ThreadPoolExecutor(1, "kp-workflow", initializer=self._own_thread) as tasks,
         ):
             async with self._worker(client, activities, tasks):
                 found = await self._until_settled(client, target, woke)
-        self._wake = lambda: None
+        self._wake = _nothing
         if self.dead is not None:
             raise self.dead
         return self._outcome(workflow_id, found)
@@ -214,7 +232,9 @@ class TemporalEngine:
     def _own_thread(self) -> None:
         _local.engine = self
 
-    def _worker(self, client: Client, activities: ThreadPoolExecutor, tasks: ThreadPoolExecutor) -> Worker:
+    def _worker(
+        self, client: Client, activities: ThreadPoolExecutor, tasks: ThreadPoolExecutor
+    ) -> Worker:
         return Worker(
             client,
             task_queue=self.server.task_queue,
@@ -237,7 +257,9 @@ class TemporalEngine:
             if self.dead is not None or settled(found):
                 return found
             if time.monotonic() > deadline:
-                raise RuntimeError(f"Temporal workflow {target} made no end in {RESUME_TIMEOUT_S} s")
+                raise RuntimeError(
+                    f"Temporal workflow {target} made no end in {RESUME_TIMEOUT_S} s"
+                )
             with suppress(TimeoutError):
                 await asyncio.wait_for(woke.wait(), POLL_S)
 
@@ -259,6 +281,10 @@ class TemporalEngine:
         await client.get_workflow_handle(self.server.workflow_id(workflow_id)).signal(
             UnitsWorkflow.reopen
         )
+
+
+def _nothing() -> None:
+    pass
 
 
 def settled(found: Read) -> bool:

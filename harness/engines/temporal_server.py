@@ -14,7 +14,10 @@ thread with a wall-time limit (`call`), so nothing here can block a worker forev
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import logging
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -31,7 +34,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.converter import default as default_converter
-from temporalio.runtime import Runtime, TelemetryConfig
+from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.service import RPCError, RPCStatusCode
 
 from killpoint.harness.contract.errors import KillpointError
@@ -69,8 +72,17 @@ def runtime() -> Runtime:
     global _runtime
     with _runtime_lock:
         if _runtime is None or _runtime[0] != os.getpid():
-            _runtime = (os.getpid(), Runtime(telemetry=TelemetryConfig(metrics=None)))
+            # the deaths the harness injects fail tasks on purpose: no warning for each
+            quiet = LoggingConfig(filter=TelemetryFilter(core_level="ERROR", other_level="ERROR"))
+            telemetry = TelemetryConfig(logging=quiet, metrics=None)
+            _runtime = (os.getpid(), Runtime(telemetry=telemetry))
         return _runtime[1]
+
+
+def quiet_sdk_logs() -> None:
+    """The SDK's own warnings (a failed workflow task, an activity that "failed") are the
+    harness's deaths, not news: only its errors are shown."""
+    logging.getLogger("temporalio").setLevel(logging.ERROR)
 
 
 def call(make: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT_S) -> T:
@@ -81,7 +93,7 @@ def call(make: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT_S) -> T
     def body() -> None:
         try:
             box.append((True, asyncio.run(_awaited(make))))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller, death included
+        except BaseException as exc:  # handed to the caller, a death included
             box.append((False, exc))
 
     thread = threading.Thread(target=body, name="killpoint-temporal", daemon=True)
@@ -98,6 +110,13 @@ def call(make: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT_S) -> T
 
 async def _awaited(make: Callable[[], Awaitable[T]]) -> T:
     return await make()
+
+
+def _die_with_parent() -> None:
+    """In the server's process before it runs: end when the process that started it ends, even
+    by SIGKILL, so no dev server outlives its campaign (Linux; elsewhere it must be closed)."""
+    with suppress(Exception):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def free_port() -> int:
@@ -135,10 +154,9 @@ class DevServer:
             self.port = free_port()
             with (self.folder / "server.log").open("ab") as log:
                 self.process = subprocess.Popen(
-                    [str(binary()), "server", "start-dev", "--headless", "--ip", "127.0.0.1"]
-                    + ["--port", str(self.port), "--db-filename", str(self.folder / "dev.db")]
-                    + ["--log-level", "error"],
+                    self._command(),
                     stdin=subprocess.DEVNULL,
+                    preexec_fn=_die_with_parent,
                     stdout=log,
                     stderr=log,
                 )
@@ -146,6 +164,23 @@ class DevServer:
                 return
             self._stop()
         raise KillpointError(f"the Temporal dev server did not start (see {self.folder})")
+
+    def _command(self) -> list[str]:
+        db = str(self.folder / "dev.db")
+        return [
+            str(binary()),
+            "server",
+            "start-dev",
+            "--headless",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--db-filename",
+            db,
+            "--log-level",
+            "error",
+        ]
 
     def _ready(self) -> bool:
         deadline = time.monotonic() + START_TIMEOUT_S
