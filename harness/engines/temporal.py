@@ -64,6 +64,7 @@ DEFAULT_VARIANT = "keyed"
 VARIANTS = ("naive", "keyed")
 LACKS = units.LACKS | {"lease", "versions"}
 START_TO_CLOSE = timedelta(seconds=1)  # an attempt of a dead worker is retried after this
+TASK_TIMEOUT = timedelta(seconds=2)  # a workflow task of a dead worker likewise (default 10 s)
 POLL_S = 0.05
 RESUME_TIMEOUT_S = 75.0  # below the call's own limit: a stuck workflow is an error with a reason
 RUNNING, WAITING = RunStatus.RUNNING.value, RunStatus.WAITING_APPROVAL.value
@@ -193,6 +194,7 @@ class TemporalEngine:
                 start,
                 id=target,
                 task_queue=self.server.task_queue,
+                task_timeout=TASK_TIMEOUT,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
             )
