@@ -181,6 +181,7 @@ class CampaignRunner:
         )
         return CampaignResult(
             engine=config.engine.name,
+            lacks=sorted(config.engine.lacks),
             tier=schedule.tier,
             backend=campaign.world.store.label,
             seed=config.seed,

@@ -168,6 +168,7 @@ class Campaign:
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
+            lacks=sorted(config.engine.lacks),
             tier=config.tier,
             backend=self.world.store.label,
             seed=config.seed,
@@ -284,10 +285,12 @@ def _missing_premise(history: History) -> NotApplicable | None:
             "so the case's recovery was not exercised"
         )
     reached = {(h.worker, h.step, h.boundary, h.occurrence) for h in history.hits}
-    for crash in history.schedule.crashes:
-        if (crash.worker, crash.step, crash.boundary, crash.occurrence) not in reached:
+    faults = [(c, "crash") for c in history.schedule.crashes]
+    faults += [(j.at, "clock jump") for j in history.schedule.clock_jumps]
+    for point, what in faults:
+        if (point.worker, point.step, point.boundary, point.occurrence) not in reached:
             return NotApplicable(
-                f"the engine never reached {crash.label()}: the case's crash did not happen"
+                f"the engine never reached {point.label()}: the case's {what} did not happen"
             )
     return None
 

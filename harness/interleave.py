@@ -9,9 +9,10 @@ up holding a lapsed lease (where a missing fencing token shows).
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, MutableSequence
+from typing import TYPE_CHECKING, Any
 
 from killpoint.harness.history import WorkerRecord
 from killpoint.harness.killswitch import KillSwitch
@@ -60,31 +61,53 @@ class PairHook:
 
 
 class Baton:
-    """Lets exactly one of two workers run; hands over at scheduled boundary hits."""
+    """Lets exactly one of two workers run; hands over at scheduled boundary hits.
+
+    Its state is four numbers (whose turn, hits so far, each worker done) under one condition:
+    threads' own for workers in one process, or, made with `across_processes`, in shared
+    memory under a process-shared condition, for two forked workers of the real tier."""
+
+    TURN, COUNT, DONE = 0, 1, 2  # state[DONE + slot]: that worker has ended
 
     def __init__(
-        self, switch_at: set[int], advance: Callable[[float], None] | None, pause: float
+        self,
+        switch_at: set[int],
+        advance: Callable[[float], None] | None,
+        pause: float,
+        *,
+        state: MutableSequence[int] | None = None,
+        cond: Any = None,
     ) -> None:
         self.switch_at = switch_at
         self.advance = advance
         self.pause = pause
-        self.turn = 0
-        self.count = 0
-        self.done = [False, False]
-        self.cond = threading.Condition()
+        self.state: MutableSequence[int] = [0, 0, 0, 0] if state is None else state
+        self.cond = threading.Condition() if cond is None else cond
+
+    @classmethod
+    def across_processes(
+        cls, switch_at: set[int], advance: Callable[[float], None] | None, pause: float
+    ) -> Baton:
+        """A baton two forked children share: made before the fork, inherited by both."""
+        ctx = multiprocessing.get_context("fork")
+        return cls(switch_at, advance, pause, state=ctx.RawArray("i", 4), cond=ctx.Condition())
+
+    @property
+    def turn(self) -> int:
+        return self.state[self.TURN]
 
     def hook(self, slot: int, switch: KillSwitch) -> PairHook:
         return PairHook(self, slot, switch)
 
     def after_hit(self, slot: int) -> None:
         with self.cond:
-            index = self.count
-            self.count += 1
+            index = self.state[self.COUNT]
+            self.state[self.COUNT] = index + 1
             other = 1 - slot
-            if index in self.switch_at and not self.done[other]:
+            if index in self.switch_at and not self.state[self.DONE + other]:
                 if self.advance is not None:
                     self.advance(self.pause)
-                self.turn = other
+                self.state[self.TURN] = other
                 self.cond.notify_all()
                 self.cond.wait_for(lambda: self.turn == slot)
 
@@ -93,7 +116,8 @@ class Baton:
             self.cond.wait_for(lambda: self.turn == slot)
 
     def finish(self, slot: int) -> None:
+        """`slot` has ended (or, in the real tier, died): the other runs to its end."""
         with self.cond:
-            self.done[slot] = True
-            self.turn = 1 - slot
+            self.state[self.DONE + slot] = 1
+            self.state[self.TURN] = 1 - slot
             self.cond.notify_all()

@@ -195,10 +195,10 @@ def network(scenario: Scenario, recording: History) -> Iterator[PlannedRun]:
 
 
 def named(scenario: Scenario, options: PlanOptions) -> Iterator[PlannedRun]:
-    """The named cases the scenario brings that the plan's tier can run."""
+    """The named cases the scenario brings, in the plan's tier (two-worker cases included: a
+    pair of worker processes takes turns on a baton in shared memory)."""
     for case in scenario.cases:
-        if not (options.tier == "real" and case.schedule.interleave):
-            yield PlannedRun(scenario, "named", case.schedule, case.expect)
+        yield PlannedRun(scenario, "named", case.schedule, case.expect)
 
 
 def in_shard(index: int, shard: tuple[int, int] | None) -> bool:

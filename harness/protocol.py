@@ -149,7 +149,16 @@ class CheckpointRecord(BaseModel):
 
 
 class HistoryReader(Protocol):
-    """Read access to an engine's own durable records, for the oracle."""
+    """Read access to an engine's own durable records, for the oracle.
+
+    It is built from the world's `StoreHandle` alone (`ReaderFactory`), in the campaign's
+    process, after the run's workers have ended; it needs nothing of the harness. Its records
+    are neutral: times on the world clock the workers were given (`WorkerEnv.clock`, so store
+    them where the engine writes), and checkpoints numbered 1, 2, … in the engine's own order
+    of commits, whatever the engine numbers them (LangGraph's steps start at -1). Two records
+    with one number are a fork, and must stay two: that is what the sequence checker looks
+    for. An engine that keeps no effect ledger returns no effects and says so with a class
+    attribute `ledger = False`, so the checkers that read one answer unknown."""
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]: ...
 
@@ -174,6 +183,29 @@ class NoHistory:
 
     def compacted_below(self, workflow_id: str) -> int:
         return 0
+
+
+class Recorded(NoHistory):
+    """One workflow's records, read from an engine's reader once, up front."""
+
+    def __init__(self, reader: HistoryReader, workflow_id: str) -> None:
+        self._checkpoints = reader.checkpoints(workflow_id)
+        self._effects = reader.effects(workflow_id)
+        self._approvals = reader.approvals(workflow_id)
+        self._compacted = reader.compacted_below(workflow_id)
+        self.ledger = bool(getattr(reader, "ledger", True))
+
+    def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
+        return self._checkpoints
+
+    def effects(self, workflow_id: str) -> list[EffectRecord]:
+        return self._effects
+
+    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
+        return self._approvals
+
+    def compacted_below(self, workflow_id: str) -> int:
+        return self._compacted
 
 
 ReaderFactory = Callable[[StoreHandle], HistoryReader]

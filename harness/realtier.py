@@ -6,7 +6,7 @@ builds its engine from scratch against the same SQLite file or PostgreSQL and ta
 services over real HTTP on loopback. Its boundary hits go to an append-only file written with
 one `os.write` per hit, so they survive the kill; its result, if it lives to have one, goes to
 another file. The parent checks the exit status (killed by signal 9), applies the schedule's
-between-worker events and forks the next worker. Nothing is shared in memory but the clock.
+between-worker events and forks the next worker. Only the clock (and a pair's baton) is shared.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import signal
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ import httpx
 from killpoint.fake_services import FaultInjectingTransport, FaultPlan, Journal, ServiceProcess
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.history import GrantRecord, History, HitRecord, WorkerRecord
+from killpoint.harness.interleave import Baton
 from killpoint.harness.killswitch import Death, Hit, Killed
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.runner import Run
@@ -153,8 +155,7 @@ class RealRun(Run):
 
     def run_worker(self, worker: int, hook_wrap: Any = None) -> WorkerRecord:
         if hook_wrap is not None:
-            raise KillpointError("interleaved workers run in the in-process tier only")
-        versions = self.versions_for(worker)
+            raise KillpointError("a worker process takes its pair's hook when it is forked")
         standby = self._standby.pop(worker, None) or self._fork(worker)
         started_at, wall = self.world.clock.now(), time.perf_counter()
         standby.go(self.started and not self.restart)  # a redelivery sends it again
@@ -162,11 +163,48 @@ class RealRun(Run):
             # this one is to die, so the next is needed: it sets up while this one runs
             self._standby[worker + 1] = self._fork(worker + 1)
         status = standby.wait(self.world.worker_timeout_s)
-        hits, result = self._collect(standby)
+        return self._ended(worker, standby, status, started_at, wall)
+
+    def run_pair(self, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
+        """Two worker processes recover at once, taking turns at boundary hits on a baton in
+        shared memory; their hits go to one file, in the order they happened. A worker that
+        dies (SIGKILL) hands the turn over: the parent finishes its slot."""
+        for worker in (first, first + 1):  # forked ahead without the baton: not these
+            standby = self._standby.pop(worker, None)
+            if standby is not None:
+                standby.dismiss()
+        advance = self.world.clock.advance if expire else None
+        baton = Baton.across_processes(set(switch_at), advance, self.world.lease_ttl + 1)
+        hits = self.world.workdir / "workers" / f"pair-{first}.jsonl"
+        pair = [self._fork(first + slot, (baton, slot, hits)) for slot in (0, 1)]
+        started_at, wall = self.world.clock.now(), time.perf_counter()
+        for standby in pair:
+            standby.go(self.started and not self.restart)
+        statuses = _wait_all(pair, self.world.worker_timeout_s, baton.finish)
+        self.hits.extend(_read_hits(hits))
+        return [
+            self._ended(first + slot, standby, statuses[slot], started_at, wall, hits=False)
+            for slot, standby in enumerate(pair)
+        ]
+
+    def _ended(
+        self,
+        worker: int,
+        standby: _Standby,
+        status: int | None,
+        started_at: float,
+        wall: float,
+        *,
+        hits: bool = True,
+    ) -> WorkerRecord:
+        versions = self.versions_for(worker)
+        seen, result = self._collect(standby, hits)
         if "failure" in result:
             error, trace = result.pop("failure")
             result["error"] = self.keep_failure(f"worker {worker}", error, trace)
-        end, reason = _ending(status, hits, result, self.world.worker_timeout_s)
+        if not hits:
+            seen = [h for h in self.hits if h.worker == worker]
+        end, reason = _ending(status, seen, result, self.world.worker_timeout_s)
         record = WorkerRecord(
             worker=worker,
             owner=f"worker-{worker}",
@@ -177,7 +215,7 @@ class RealRun(Run):
             state=result.get("state"),
             sequence=result.get("sequence"),
             reason=reason,
-            hits=len(hits),
+            hits=len(seen),
             started_at=started_at,
             ended_at=self.world.clock.now(),
             journal_seq_end=self.world.services.journal.last_seq(),
@@ -187,15 +225,13 @@ class RealRun(Run):
             self.started, self.restart = True, False
         return self.ended(record)
 
-    def _collect(self, standby: _Standby) -> tuple[list[HitRecord], dict[str, Any]]:
+    def _collect(
+        self, standby: _Standby, with_hits: bool = True
+    ) -> tuple[list[HitRecord], dict[str, Any]]:
         """What an ended worker left in its files: its hits and grants (kept in the run), and
         its result, if it lived to write one."""
         hits_path, result_path, grants_path = standby.paths
-        hits = [
-            HitRecord.model_validate_json(line)
-            for line in hits_path.read_text().splitlines()
-            if line.strip()
-        ]
+        hits = _read_hits(hits_path) if with_hits else []
         self.hits.extend(hits)
         if grants_path.exists():
             self.grants.extend(
@@ -208,12 +244,14 @@ class RealRun(Run):
             result = json.loads(result_path.read_text())
         return hits, result
 
-    def _fork(self, worker: int) -> _Standby:
-        """A worker process, set up (store, journal, engine, client) and waiting for its go."""
+    def _fork(self, worker: int, pair: tuple[Baton, int, Path] | None = None) -> _Standby:
+        """A worker process, set up (store, journal, engine, client) and waiting for its go;
+        one of a pair takes its turns on the pair's baton and writes to the pair's hits."""
         workers = self.world.workdir / "workers"  # emptied before each run
         workers.mkdir(exist_ok=True)
         folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=workers))
-        paths = (folder / "hits.jsonl", folder / "result.json", folder / "grants.jsonl")
+        hits = folder / "hits.jsonl" if pair is None else pair[2]
+        paths = (hits, folder / "result.json", folder / "grants.jsonl")
         started = folder / "started"
         if self.engine.prepare is not None:  # open (and warm) what the children inherit
             self.engine.prepare(self.world.store)
@@ -222,12 +260,18 @@ class RealRun(Run):
         if pid == 0:  # the worker
             os.close(go_write)
             self._started = started
-            self._child(worker, *paths, go_read)
+            self._child(worker, *paths, go_read, pair)
         os.close(go_read)
         return _Standby(pid, paths, go_write, started)
 
     def _child(
-        self, worker: int, hits_path: Path, result_path: Path, grants_path: Path, go: int
+        self,
+        worker: int,
+        hits_path: Path,
+        result_path: Path,
+        grants_path: Path,
+        go: int,
+        pair: tuple[Baton, int, Path] | None = None,
     ) -> None:
         """The body of a forked worker. It never returns: it exits or is killed."""
         code = 0
@@ -239,12 +283,16 @@ class RealRun(Run):
             # what the engine's adapter opened in the parent, without its open connections
             self.world.store.shared.after_fork()
             result: dict[str, Any]
+            baton, slot = (None, 0) if pair is None else pair[:2]
             try:
-                engine, http, _ = self.build(worker)
+                wrap = None if baton is None else (lambda s: baton.hook(slot, s))
+                engine, http, _ = self.build(worker, wrap)
                 order = os.read(go, 1)  # set up; now wait until the worker before has ended
                 if order not in (b"0", b"1"):
                     os._exit(0)  # dismissed: the run ended without this worker
                 self.started = order == b"1"
+                if baton is not None:
+                    baton.wait_turn(slot)
                 with http:
                     status, state, reason, sequence = self.drive(engine, worker)
                 result = {"status": status, "state": state, "reason": reason, "sequence": sequence}
@@ -256,10 +304,42 @@ class RealRun(Run):
                 error = f"{type(exc).__name__}: {exc}"
                 result = {"failure": [error, traceback.format_exc()]}
             result_path.write_text(json.dumps(result))
+            if baton is not None:
+                baton.finish(slot)
         except BaseException:
             code = 70
         finally:
             os._exit(code)
+
+
+def _read_hits(path: Path) -> list[HitRecord]:
+    if not path.exists():
+        return []
+    return [HitRecord.model_validate_json(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def _wait_all(
+    pair: list[_Standby], timeout: float, finished: Callable[[int], None]
+) -> list[int | None]:
+    """The exit status of each of a pair (None: past `timeout`, then killed), handing the
+    turn over as each one ends, so a worker that died holding it does not stall the other."""
+    fds = {os.pidfd_open(s.pid): slot for slot, s in enumerate(pair)}
+    statuses: list[int | None] = [None, None]
+    deadline = time.monotonic() + timeout
+    try:
+        while fds and (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select(list(fds), [], [], left)
+            for fd in ready:
+                slot = fds.pop(fd)
+                os.close(fd)
+                statuses[slot] = os.waitpid(pair[slot].pid, 0)[1]
+                finished(slot)
+    finally:
+        for fd, slot in fds.items():  # past the timeout: hung
+            os.close(fd)
+            os.kill(pair[slot].pid, signal.SIGKILL)
+            os.waitpid(pair[slot].pid, 0)
+    return statuses
 
 
 def _ending(
@@ -315,8 +395,6 @@ def run_schedule_real(
     world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
     """Run one schedule with forked, SIGKILLed workers against real HTTP services."""
-    if schedule.interleave is not None:
-        raise KillpointError("interleaved workers run in the in-process tier only")
     world.begin_run(engine)
     world.services.set_plan(schedule.network.seeded(schedule.run_id))
     return RealRun(world, scenario, schedule, engine).execute()

@@ -55,6 +55,7 @@ ROUTINE = frozenset(
         b.STEP_BEGIN,
         b.INTENT_BUILT,
         b.VERIFY_READ,
+        b.READ_RETURNED,  # a read changed nothing outside: dying after it is dying before
         b.CHECKPOINT_BUILT,
         b.CHECKPOINT_COMMITTED,
     }

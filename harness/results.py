@@ -111,6 +111,7 @@ class MutantResult(_Model):
 class CampaignResult(_Model):
     version: Literal[1] = 1
     engine: str
+    lacks: list[str] = Field(default_factory=list)  # what the engine keeps not: checks unknown
     tier: str
     backend: str
     seed: int = 0

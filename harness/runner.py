@@ -10,6 +10,7 @@ versions. The harness plays the human at approval gates, as the scenario's gate 
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import traceback
@@ -19,8 +20,6 @@ import httpx
 
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import (
-    ApprovalRecord,
-    EffectRecord,
     RunStatus,
     Versions,
     is_terminal,
@@ -38,24 +37,20 @@ from killpoint.harness.history import (
 from killpoint.harness.interleave import run_pair
 from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
 from killpoint.harness.protocol import (
-    CheckpointRecord,
     EngineSpec,
     EngineUnderTest,
     HistoryReader,
     NoHistory,
+    Recorded,
     WorkerEnv,
 )
 from killpoint.harness.scenario import GatePolicy, Scenario
-from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.schedule import FaultSchedule
+from killpoint.harness.timeout import Hung, within
 from killpoint.harness.transport import BoundaryTransport
 from killpoint.harness.world import World
 
 MAX_ANSWERS = 3
-TIMED_OUT = "harness.worker_timeout"  # where a hung worker's latched death is said to be
-
-
-class Hung(Exception):
-    """A worker ran past its timeout: killed by the harness, as a supervisor would."""
 
 
 def workflow_id_for(scenario: Scenario, schedule: FaultSchedule) -> str:
@@ -194,30 +189,18 @@ class Run:
     def within_timeout(
         self, engine: EngineUnderTest, worker: int, switch: KillSwitch
     ) -> tuple[str, str, str, int | None]:
-        """`drive`, on a thread of its own, given `world.worker_timeout_s` of wall time. A
-        worker that takes longer is killed: its switch is latched, so the next boundary it
-        reaches (on any thread) ends it, and the run goes on without it."""
-        box: list[tuple[str, str, str, int | None] | BaseException] = []
+        """`drive`, given `world.worker_timeout_s` of wall time (`killpoint.harness.timeout`)."""
 
-        def body() -> None:
-            try:
-                box.append(self.drive(engine, worker))
-            except BaseException as exc:
-                box.append(exc)
+        def last_hit() -> HitRecord | None:
+            return next((h for h in reversed(self.hits) if h.worker == worker), None)
 
-        thread = threading.Thread(target=body, name=f"killpoint-worker-{worker}", daemon=True)
-        thread.start()
-        thread.join(self.world.worker_timeout_s)
-        if thread.is_alive():
-            last = next((h for h in reversed(self.hits) if h.worker == worker), None)
-            where = last.label() if last is not None else "before its first boundary"
-            point = HitPoint(worker=worker, step=None, boundary=TIMED_OUT, occurrence=1)
-            switch.kill(point)
-            raise Hung(f"no end after {self.world.worker_timeout_s:g} s; last hit {where}")
-        result = box[0]
-        if isinstance(result, BaseException):
-            raise result
-        return result
+        return within(
+            functools.partial(self.drive, engine, worker),
+            self.world.worker_timeout_s,
+            switch,
+            worker,
+            last_hit,
+        )
 
     def delivered(self) -> None:
         """The start message was taken (a worker process says so to its parent)."""
@@ -316,6 +299,10 @@ class Run:
             d.from_worker > worker for d in s.deploys
         )
 
+    def run_pair(self, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
+        """Workers `first` and `first + 1` recover at once, taking turns at boundary hits."""
+        return run_pair(self, first, switch_at, expire)
+
     def redeliver_now(self) -> bool:
         """Whether the run, just ended, gets its start message once more (the schedule's
         `redeliver_after_end`): the next worker starts with it, as a queue's late copy would."""
@@ -335,7 +322,7 @@ class Run:
                 and pair.after_worker == worker - 1
                 and worker + 1 < (self.schedule.max_workers)
             ):
-                records = run_pair(self, worker, pair.switch_at, pair.pause_expires_lease)
+                records = self.run_pair(worker, pair.switch_at, pair.pause_expires_lease)
                 worker += 2
                 done = any(r.end == "stopped" and is_terminal(r.status) for r in records)
             else:
@@ -397,29 +384,6 @@ class Run:
             final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
             final_reason=self.last_reason,
         )
-
-
-class Recorded(NoHistory):
-    """One workflow's records, read from the engine's reader once, up front."""
-
-    def __init__(self, reader: HistoryReader, workflow_id: str) -> None:
-        self._checkpoints = reader.checkpoints(workflow_id)
-        self._effects = reader.effects(workflow_id)
-        self._approvals = reader.approvals(workflow_id)
-        self._compacted = reader.compacted_below(workflow_id)
-        self.ledger = bool(getattr(reader, "ledger", True))
-
-    def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
-        return self._checkpoints
-
-    def effects(self, workflow_id: str) -> list[EffectRecord]:
-        return self._effects
-
-    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
-        return self._approvals
-
-    def compacted_below(self, workflow_id: str) -> int:
-        return self._compacted
 
 
 def run_schedule(

@@ -235,6 +235,7 @@ def summary_json(result: CampaignResult) -> dict[str, Any]:
     valid = combine([Verdict(checker=run.run_id, valid=run.valid) for run in result.runs])
     return {
         "engine": result.engine,
+        "lacks": result.lacks,
         "tier": result.tier,
         "backend": result.backend,
         "seed": result.seed,

@@ -37,11 +37,8 @@ def _effects(h: History, service: str, operation: str | None = None) -> int:
 
 
 def _sends(h: History, service: str, operation: str, after_seq: int = 0) -> int:
-    return sum(
-        1
-        for r in h.requests
-        if r.service == service and r.operation == operation and r.seq > after_seq
-    )
+    return sum(r.service == service and r.operation == operation and r.seq > after_seq
+               for r in h.requests)  # fmt: skip
 
 
 def _unpublished(h: History) -> str | None:
@@ -60,11 +57,8 @@ def _all(*checks: Callable[[History], str | None]) -> Expect:
 
 
 def _status(*allowed: str) -> Callable[[History], str | None]:
-    return lambda h: (
-        None
-        if h.final_status in allowed
-        else (f"ended {h.final_status} ({h.final_reason}), expected {' or '.join(allowed)}")
-    )
+    return lambda h: None if h.final_status in allowed else (
+        f"ended {h.final_status} ({h.final_reason}), expected {' or '.join(allowed)}")  # fmt: skip
 
 
 def _once(service: str, operation: str | None = None) -> Callable[[History], str | None]:
@@ -127,11 +121,8 @@ def _branched(h: History) -> str | None:
 
 
 def _grants(n: int) -> Callable[[History], str | None]:
-    return lambda h: (
-        None
-        if len(h.grants) >= n
-        else (f"{len(h.grants)} approval(s) given, expected a renewed one")
-    )
+    return lambda h: None if len(h.grants) >= n else (
+        f"{len(h.grants)} approval(s) given, expected a renewed one")  # fmt: skip
 
 
 def _a_worker_lost(h: History) -> str | None:

@@ -20,6 +20,7 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.engine import resolve_url
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
 from killpoint.harness.engine.store import Store
+from killpoint.harness.engines.registry import FRAMEWORKS
 
 # The operator tools (`inspect`, `compact`, `demo`) open one existing store; a campaign's own
 # `--db` (where its stores go) is a campaign option (`killpoint.harness.options`).
@@ -75,12 +76,15 @@ def open_store(url: str | None, *, must_exist: bool = True) -> Store:
         raise KillpointError(f"cannot open {shown}: {str(exc).splitlines()[0]}") from exc
 
 
-def checkpoint_key(env: str = DEFAULT_KEY_ENV) -> bytes:
-    """The key from `$env`; if unset, a random one for this process only, and say so."""
+def checkpoint_key(env: str = DEFAULT_KEY_ENV, engine: str | None = None) -> bytes:
+    """The key from `$env`; if unset, a random one for this process only, and say so where it
+    matters: a framework's adapter seals nothing with it."""
     value = os.environ.get(env)
     if not value:
         value = secrets.token_hex(32)
         os.environ[env] = value  # so the engine's SecretRef finds it; lives only in this process
+        if engine is not None and engine.partition(":")[0] in FRAMEWORKS:
+            return value.encode()
         typer.echo(
             f"killpoint: ${env} is unset; using a random key for this process only "
             "(checkpoints sealed by other processes will show as rejected)",

@@ -83,6 +83,13 @@ def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> 
 
     console = Console()
     console.print(_table(result))
+    if result.lacks:
+        console.print(
+            f"{result.engine} keeps no {', '.join(result.lacks)}: the checks that need them "
+            "answer unknown",
+            soft_wrap=True,
+            markup=False,
+        )
     for v in summary["violations"][:SHOWN_VIOLATIONS]:
         line = f"{v['scenario']} [{v['checker']}] {v['summary']}"  # text, not markup
         console.print(f"[red]✗[/red] {escape(line)}")

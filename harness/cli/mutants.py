@@ -5,6 +5,11 @@ catalogues) is hunted in a world of its own with the campaign's plan, smallest s
 until a run is judged false. The table shows the first checker that objected, how many runs that
 took and the failing schedule, saved as JSON, with the `killpoint replay FILE` that re-runs it.
 Exit status 1 if any mutant escapes: a harness that cannot catch a known mistake is not done.
+
+With `--engine`, the one engine hunted is a team's own that it expects to be broken (to show
+that the oracle catches it); it is spoken of as an engine, not a mutant: exit status 0 when a
+violation was found, 1 when it passed every schedule. An engine expected to pass is checked by
+`killpoint run --engine`, whose exit status is 1 on a violation.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ def mutants(
     report: ReportOption = None,
 ) -> None:
     """Run the campaign against each mutant engine until the oracle catches it."""
-    checkpoint_key()
+    checkpoint_key(engine=options.engine)
     chosen = launch.every_scenario(options.scenarios)
     outcomes = hunt_outcomes(_targets(options, mutant), chosen, fresh_folder(workdir, "mutants"),
                              options)  # fmt: skip
@@ -72,8 +77,11 @@ def mutants(
         from killpoint.reports import write_html
 
         typer.echo(f"report: {write_html(hunt_report(outcomes), report)}", err=True)
+    own = options.engine is not None
     if as_json:
-        typer.echo(json.dumps([_row(o) for o in outcomes], indent=2))
+        typer.echo(json.dumps([_row(o, own) for o in outcomes], indent=2))
+    elif own:
+        _print_engine(outcomes[0], len(chosen))
     else:
         _print_table(outcomes, len(chosen))
     if any(not o.result.caught for o in outcomes):
@@ -99,11 +107,11 @@ def _schedule_file(outcome: HuntOutcome) -> str | None:
     return outcome.run.schedule_file if outcome.run else None
 
 
-def _row(outcome: HuntOutcome) -> dict[str, object]:
+def _row(outcome: HuntOutcome, own: bool = False) -> dict[str, object]:
     r = outcome.result
     return {
-        "mutant": r.mutant,
-        "caught": r.caught,
+        ("engine" if own else "mutant"): r.mutant,
+        ("violation_found" if own else "caught"): r.caught,
         "checker": r.checker,
         "runs_to_detection": r.runs_to_detection,
         "found_by": r.found_by,
@@ -112,6 +120,26 @@ def _row(outcome: HuntOutcome) -> dict[str, object]:
         "schedule_file": _schedule_file(outcome),
         "description": r.description,
     }
+
+
+def _print_engine(outcome: HuntOutcome, scenarios: int) -> None:
+    """The hunt of a team's own engine, in an engine's words."""
+    r = outcome.result
+    if not r.caught:
+        typer.echo(
+            f"{r.mutant}: no violation found over {scenarios} scenario(s): it passed every "
+            "schedule of the plan and the exploration. `killpoint mutants --engine` expects a "
+            "broken engine; check one expected to pass with `killpoint run --engine`."
+        )
+        return
+    assert r.schedule is not None
+    typer.echo(
+        f"{r.mutant}: violation found by {r.checker} after {r.runs_to_detection} run(s) "
+        f"({r.found_by}), in {r.schedule.scenario}: {r.schedule.describe()}"
+    )
+    path = _schedule_file(outcome)
+    if path:
+        typer.echo(f"replay: {replay_command(path)}")
 
 
 def _print_table(outcomes: list[HuntOutcome], scenarios: int) -> None:

@@ -60,7 +60,7 @@ def run(
     """Crash every boundary of every scenario, recover, and judge each run."""
     if options.jobs > 1 and options.shard is not None:
         raise KillpointError("--shard runs one slice in one process; leave out --jobs")
-    checkpoint_key()
+    checkpoint_key(engine=options.engine)
     chosen = launch.every_scenario(options.scenarios)
     engine = launch.resolve_engine(options.engine)
     on_run, stop = progress_bar(progress and not as_json)

@@ -26,6 +26,7 @@ INTENT_BUILT = "effect.intent_built"
 INTENT_COMMITTED = "effect.prepared"
 STARTED_COMMITTED = "effect.started"
 RESPONSE_RECEIVED = "transport.response_received"  # service committed, response not yet read
+READ_RETURNED = "transport.read_returned"  # a read answered: what a write may be decided on
 RESPONSE_READ = "effect.response_read"
 RECEIPT_COMMITTED = "effect.receipt_committed"
 VERIFY_READ = "verify.read_done"

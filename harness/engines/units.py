@@ -28,8 +28,8 @@ every send.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 import shutil
 import uuid
 from collections.abc import Mapping
@@ -46,7 +46,6 @@ from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.context import StepContext
 from killpoint.harness.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
 from killpoint.harness.contract.records import (
-    ApprovalRecord,
     ArtifactRef,
     EffectIntent,
     EffectRecord,
@@ -56,14 +55,16 @@ from killpoint.harness.contract.records import (
     RunStatus,
 )
 from killpoint.harness.contract.workflow import Step, Workflow
+from killpoint.harness.engines.units_files import Attempts as Attempts  # the adapters' names
+from killpoint.harness.engines.units_files import Grants as Grants
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
 
 State = dict[str, Any]  # the JSON document a framework carries between units
-SEND_TRIES = 3
+NAIVE_TRIES = 3  # a client library's retries, each with a key of its own
 FOLDER = "units"  # under the store's work folder: attempt marks, grants, artifacts
 # What no framework adapter here keeps: the checkers that need them answer unknown.
-LACKS = frozenset({"budget", "fencing", "tenant", "ledger"})
+LACKS = frozenset({"budget", "fencing", "lease", "ledger", "tenant", "versions"})
 
 
 class Keying(StrEnum):
@@ -93,6 +94,19 @@ def next_unit(workflow: Workflow, state: State) -> str | None:
     return None if transition is None else transition.step.name
 
 
+def reopen(state: State) -> State:
+    """The state a resume starts from: a run that waited for a human is running again, so its
+    gate is checked anew (a grant may have come, or lapsed); any other state as it is."""
+    if state["status"] != RunStatus.WAITING_APPROVAL.value:
+        return state
+    return {**state, "status": RunStatus.RUNNING.value, "reason": ""}
+
+
+def stable_key(operation_id: str) -> str:
+    """The keyed variant's idempotency key: one per (workflow, step, operation), always."""
+    return "u-" + hashlib.sha256(operation_id.encode()).hexdigest()[:40]
+
+
 def status_of(workflow: Workflow, state: State) -> RunStatus:
     if state["status"] == RunStatus.RUNNING.value and state["state"] in workflow.terminal:
         return workflow.terminal[state["state"]]
@@ -106,14 +120,16 @@ def outcome_of(workflow: Workflow, workflow_id: str, state: State, sequence: int
 
 
 def checkpoint_record(
-    workflow: Workflow, sequence: int, state: State, size: int | None = None
+    workflow: Workflow | None, sequence: int, state: State, size: int | None = None
 ) -> CheckpointRecord:
     """A framework's checkpoint of the units' state, as the oracle reads it: numbered by the
-    reader in the framework's own order, timed on the world clock the unit read."""
+    reader in the framework's own order, timed on the world clock the unit read. The state
+    carries its own status once terminal, so a reader may pass no workflow."""
+    status = state["status"] if workflow is None else status_of(workflow, state).value
     return CheckpointRecord(
         sequence=sequence,
         state=state["state"],
-        status=status_of(workflow, state).value,
+        status=status,
         reason=state["reason"],
         outputs=state["outputs"],
         created_at=float(state["at"]),
@@ -127,64 +143,6 @@ def folder_of(handle: StoreHandle) -> Path:
 
 def reset_folder(handle: StoreHandle) -> None:
     shutil.rmtree(folder_of(handle), ignore_errors=True)
-
-
-class Grants:
-    """Approvals granted by the harness, kept beside the framework: one JSON file per workflow,
-    replaced atomically, so a grant survives the death of the worker that asked for it."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root / "grants"
-
-    def _path(self, workflow_id: str) -> Path:
-        return self.root / f"{_safe(workflow_id)}.json"
-
-    def records(self, workflow_id: str) -> list[ApprovalRecord]:
-        path = self._path(workflow_id)
-        if not path.exists():
-            return []
-        return [ApprovalRecord.model_validate(r) for r in json.loads(path.read_text())]
-
-    def grant(self, workflow_id: str, gate: str, actor: str, now: float, ttl_s: float) -> None:
-        kept = [r for r in self.records(workflow_id) if r.gate != gate]
-        granted = ApprovalRecord(
-            workflow_id=workflow_id,
-            gate=gate,
-            status="granted",
-            scope=gate,
-            requested_at=now,
-            actor=actor,
-            expires_at=now + ttl_s,
-        )
-        self.root.mkdir(parents=True, exist_ok=True)
-        _replace(self._path(workflow_id), [r.model_dump(mode="json") for r in (*kept, granted)])
-
-    def valid(self, workflow_id: str, gate: str, now: float) -> bool:
-        return any(
-            r.gate == gate and r.status == "granted" and (r.expires_at or 0.0) > now
-            for r in self.records(workflow_id)
-        )
-
-
-class Attempts:
-    """The keyed variant's attempt marks: one line appended before each send that no lookup or
-    key could make safe to repeat, written with one `os.write`, so it survives the death."""
-
-    def __init__(self, root: Path) -> None:
-        self.path = root / "attempts.jsonl"
-
-    def marked(self, key: str) -> bool:
-        if not self.path.exists():
-            return False
-        return any(json.loads(line)["key"] == key for line in self.path.read_text().splitlines())
-
-    def mark(self, key: str) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, (json.dumps({"key": key}) + "\n").encode())
-        finally:
-            os.close(fd)
 
 
 class Halt(Exception):
@@ -204,6 +162,9 @@ class Units:
         self.workflow = scenario.workflow
         self.adapters: Mapping[str, EffectAdapter] = scenario.make_adapters(env.http)
         self.keying = keying
+        # the keyed variant retries while a lookup or the key keeps a retry safe, as far as
+        # the scenario's attempts allow: what a durable budget would let it spend
+        self.tries = scenario.limits.attempts if keying is Keying.KEYED else NAIVE_TRIES
         root = folder_of(env.store)
         self.artifacts = FolderArtifacts(root / "artifacts")
         self.grants = Grants(root)
@@ -226,6 +187,8 @@ class Units:
                 new["state"] = transition.on_failure
         except Halt as halt:
             self._halt(new, halt)
+        if new["status"] == RunStatus.RUNNING.value and new["state"] in self.workflow.terminal:
+            new["status"] = self.workflow.terminal[new["state"]].value  # readers need no workflow
         new["at"] = self.env.clock.now()
         return new
 
@@ -254,7 +217,7 @@ class Units:
         state["artifacts"][step.name] = ref.model_dump(mode="json")
 
     def effect(self, workflow_id: str, step: Step, state: State) -> None:
-        self._guard(workflow_id, step, state)
+        self._guard(workflow_id, step)
         assert step.intents is not None and step.service is not None
         ctx = self.context(workflow_id, step, state)
         adapter = self.adapters[step.service]
@@ -301,13 +264,15 @@ class Units:
     ) -> EffectRecord:
         """One intent to a committed record, or a Halt: the variant's whole difference."""
         stable = f"{workflow_id}/{step.name}/{intent.operation}"
-        receipt, attempts, key = None, 0, stable
-        for _ in range(SEND_TRIES):
-            key = stable if self.keying is Keying.KEYED else f"{stable}/{uuid.uuid4().hex}"
+        receipt, attempts, key = None, 0, stable_key(stable)
+        for _ in range(self.tries):
+            # a key is a path segment and a header: letters and digits only
+            key = stable_key(stable) if self.keying is Keying.KEYED else uuid.uuid4().hex
             if self.keying is Keying.KEYED:
                 receipt = self._before_send(adapter, intent, key)
                 if receipt is not None:
                     break
+            self._guard(workflow_id, step)  # a grant and terms may lapse mid-step
             self._check_terms(step, ctx)
             attempts += 1
             try:
@@ -315,6 +280,8 @@ class Units:
                 break
             except OutcomeUnknown:
                 continue
+        if receipt is None and self.keying is Keying.KEYED:
+            raise Halt(RunStatus.BUDGET_EXHAUSTED, f"{stable}: all {attempts} attempts were spent")
         if receipt is None:
             raise Halt(RunStatus.NEEDS_REVIEW, f"{stable}: outcome unknown after {attempts} sends")
         return EffectRecord(
@@ -352,7 +319,7 @@ class Units:
             self.attempts.mark(key)
         return None
 
-    def _guard(self, workflow_id: str, step: Step, state: State) -> None:
+    def _guard(self, workflow_id: str, step: Step) -> None:
         """A protected step sends only under a grant valid now; else back to its gate."""
         if step.gate is not None and not self.grants.valid(
             workflow_id, step.gate, self.env.clock.now()
@@ -403,13 +370,3 @@ class Units:
             hook=self.env.hook,
             now=self.env.clock.now(),
         )
-
-
-def _safe(workflow_id: str) -> str:
-    return workflow_id.replace("/", "_").replace(":", "_")
-
-
-def _replace(path: Path, value: JsonValue) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(value))
-    os.replace(tmp, path)

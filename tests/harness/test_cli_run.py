@@ -263,9 +263,9 @@ def test_mutants_hunts_a_teams_own_engine(
     )
     assert code == 0
     (row,) = json.loads(out)
-    assert row["mutant"] == "broken_engine:factory"
+    assert row["engine"] == "broken_engine:factory"
     # the smallest failing schedule in the plan: a named case, or the single crash that proves it
-    assert row["caught"] and row["checker"] in ("expected_recovery", "single_effect")
+    assert row["violation_found"] and row["checker"] in ("expected_recovery", "single_effect")
     assert row["schedule"]["crashes"]
     assert "timeline" in (tmp_path / "hunt.html").read_text()
 

@@ -77,6 +77,7 @@ def test_the_lost_response_windows_come_first_then_the_effect_protocol(
         b.STEP_BEGIN,
         b.INTENT_BUILT,
         b.VERIFY_READ,
+        b.READ_RETURNED,
         b.CHECKPOINT_BUILT,
         b.CHECKPOINT_COMMITTED,
     }
@@ -101,9 +102,12 @@ def test_a_delivered_request_is_read_from_the_journal_not_from_the_boundary_name
             assert risk is Risk.DELIVERED, hit.label()
         else:
             assert risk is Risk.PROTOCOL, hit.label()
-    verify = [i for i, h in enumerate(hits) if h.boundary == b.VERIFY_READ]
-    assert verify and all(hits[i].journal_seq > hits[i - 1].journal_seq for i in verify)
-    assert all(crash_risk(recording)[i] is Risk.ROUTINE for i in verify)
+    reads = [i for i, h in enumerate(hits) if h.boundary == b.READ_RETURNED]
+    assert reads and all(hits[i].journal_seq > hits[i - 1].journal_seq for i in reads)
+    assert all(
+        hits[i + 1].boundary == b.VERIFY_READ for i in reads if hits[i].step == "verify_charge"
+    )
+    assert all(crash_risk(recording)[i] is Risk.ROUTINE for i in reads)
 
 
 def test_a_campaign_crashes_in_that_order_and_reports_boundaries_in_hit_order(

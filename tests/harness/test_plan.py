@@ -263,7 +263,7 @@ def _case(name: str, schedule: FaultSchedule) -> NamedCase:
     return NamedCase(name, "seed row", schedule, "recovers", lambda history: None)
 
 
-def test_a_named_case_of_another_tier_is_skipped() -> None:
+def test_a_named_two_worker_case_runs_in_either_tier() -> None:
     pair = Interleave(after_worker=0, switch_at=(0,))
     both = FaultSchedule(scenario="cases", run_id="case-both")
     two = FaultSchedule(scenario="cases", run_id="case-two-workers", interleave=pair)
@@ -272,7 +272,7 @@ def test_a_named_case_of_another_tier_is_skipped() -> None:
     assert [r.schedule.run_id for r in inprocess] == ["case-both", "case-two-workers"]
     assert all(r.kind == "named" and r.expect is not None for r in inprocess)
     real = list(named(scenario, PlanOptions(tier="real")))
-    assert [r.schedule.run_id for r in real] == ["case-both"]
+    assert [r.schedule.run_id for r in real] == ["case-both", "case-two-workers"]
     plan = Plan([scenario], PlanOptions(tier="real", named=False))
     assert not [r for r in _unfold(plan, plan.campaign(), {"cases": RECORDING}) if "case-" in r]
 

@@ -37,7 +37,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     "global_completed_flag": ("batch", "single_effect", 10),
     "unvalidated_output_checkpointed": ("research_publish_thin_draft", "verified_completion", 1),
     "compensation_as_rollback": ("order_saga_refund", "single_effect", 2),
-    "retried_in_the_client": ("order_saga", "attempts_accounted", 50),
+    "retried_in_the_client": ("order_saga", "attempts_accounted", 60),  # after the reads
     "intent_rederived_on_retry": ("order_saga", "intent_applied", 20),
     "gives_up_on_doubt": ("order_saga", "expected_outcome", 15),
     "takeover_keeps_token": ("order_saga", "fencing", 3),

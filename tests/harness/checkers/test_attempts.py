@@ -132,3 +132,10 @@ def test_a_keyless_service_s_deliveries_are_related_by_the_business_key_in_the_a
     verdict = check_attempts(completed_run(requests=posts, effects=[row]), WORKFLOW)
     assert verdict.valid is False
     assert verdict.refs == [EvidenceRef(kind="request", index=2)]
+
+
+def test_an_engine_that_keeps_no_ledger_is_unknown_not_true() -> None:
+    """A framework's reader shows its checkpoints but no ledger: no rows is not 'no excess'."""
+    verdict = check_attempts(completed_run(ledger=False, effects=[]), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "the engine keeps no effect ledger: its attempts are its own"

@@ -102,3 +102,9 @@ def test_one_key_naming_two_argument_sets_in_the_ledger_is_false() -> None:
     verdict = check_intent(history, WORKFLOW)
     assert verdict.valid is False
     assert verdict.summary == "one idempotency key names two argument sets in the ledger"
+
+
+def test_an_engine_that_keeps_no_ledger_is_unknown_not_true() -> None:
+    verdict = check_intent(completed_run(ledger=False, effects=[]), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "the engine keeps no effect ledger: its intents are its own"
