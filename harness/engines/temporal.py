@@ -47,7 +47,6 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome, RunStatus
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
-from killpoint.harness.engines.temporal_keys import SafeKeys
 from killpoint.harness.engines.temporal_server import (
     DevServer,
     Read,
@@ -62,12 +61,12 @@ from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
 VARIANTS = ("naive", "keyed")
-LACKS = units.LACKS | {"lease", "versions"}
+LACKS = units.LACKS  # no budget, fencing, lease, ledger, tenant or versions of its own
 START_TO_CLOSE = timedelta(seconds=1)  # an attempt of a dead worker is retried after this
 TASK_TIMEOUT = timedelta(seconds=2)  # a workflow task of a dead worker likewise (default 10 s)
 POLL_S = 0.05
 RESUME_TIMEOUT_S = 75.0  # below the call's own limit: a stuck workflow is an error with a reason
-RUNNING, WAITING = RunStatus.RUNNING.value, RunStatus.WAITING_APPROVAL.value
+WAITING = RunStatus.WAITING_APPROVAL.value
 _WORKFLOWS: dict[str, Workflow] = {}  # the definitions this process's engines run, by name
 _local = threading.local()  # on a worker's workflow-task thread: the engine it belongs to
 
@@ -102,7 +101,7 @@ class UnitsWorkflow:
                     return state
                 await self._reopened_after(seen)
                 seen = self.reopened
-                state = {**state, "status": RUNNING, "reason": ""}
+                state = units.reopen(state)
                 continue
             state = await workflow.execute_activity(
                 unit,
@@ -135,7 +134,6 @@ class TemporalEngine:
         self.workflow = scenario.workflow
         _WORKFLOWS[self.workflow.name] = self.workflow
         self.units = units.Units(env, scenario, keying)
-        self.units.adapters = {n: SafeKeys(a) for n, a in self.units.adapters.items()}
         self.server: DevServer = server(env.store)
         quiet_sdk_logs()
         self.dead: Killed | None = None
