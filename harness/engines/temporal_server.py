@@ -23,6 +23,7 @@ import subprocess
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
@@ -83,6 +84,8 @@ def quiet_sdk_logs() -> None:
     """The SDK's own warnings (a failed workflow task, an activity that "failed") are the
     harness's deaths, not news: only its errors are shown."""
     logging.getLogger("temporalio").setLevel(logging.ERROR)
+    # the server cancelling an attempt it timed out, which a dead worker no longer holds
+    warnings.filterwarnings("ignore", "Cannot find activity to cancel", UserWarning)
 
 
 def call(make: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT_S) -> T:
