@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +56,20 @@ class AsgiBridge:
             "client": ("127.0.0.1", 0),
         }
         with self._lock:
-            status, headers, content = self._loop.run_until_complete(self._call(scope, body))
+            status, headers, content = self._run(self._call(scope, body))
         return httpx.Response(status, headers=headers, content=content, request=request)
+
+    def _run(
+        self, call: Coroutine[Any, Any, tuple[int, list[tuple[bytes, bytes]], bytes]]
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """Run on the bridge's own loop; from a thread whose loop is running (an async agent
+        calling a synchronous client), on a thread of its own, as a blocking call would."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self._loop.run_until_complete(call)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(self._loop.run_until_complete, call).result()
 
     async def _call(
         self, scope: dict[str, Any], body: bytes

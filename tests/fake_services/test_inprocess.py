@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from killpoint.fake_services import CmsClient, FaultPlan, InProcessServices, Journal
@@ -30,3 +31,16 @@ def test_journal_time_is_the_injected_clock(services: InProcessServices) -> None
     [effect] = services.journal.applied_effects()
     assert effect.time == 1234.5
     assert services.journal.requests_after(1234.0) != []
+
+
+def test_an_async_agent_can_call_the_services_with_a_synchronous_client(
+    services: InProcessServices,
+) -> None:
+    """Agent frameworks run tools inside their own event loop; a blocking call works there."""
+
+    async def tool() -> str:
+        with services.client() as http:
+            return CmsClient(http).create_post("from-a-loop", "t", "b").slug
+
+    assert asyncio.run(tool()) == "from-a-loop"
+    assert services.journal.effects_by_business_key("cms") == {"from-a-loop": 1}
