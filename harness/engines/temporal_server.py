@@ -64,6 +64,9 @@ def binary() -> Path:
 
 
 _runtime: tuple[int, Runtime] | None = None
+# a runtime a forked child inherited: never dropped there (its Drop would join threads the
+# child does not have, and crash it)
+_inherited: list[Runtime] = []
 _runtime_lock = threading.Lock()
 
 
@@ -73,6 +76,8 @@ def runtime() -> Runtime:
     global _runtime
     with _runtime_lock:
         if _runtime is None or _runtime[0] != os.getpid():
+            if _runtime is not None:
+                _inherited.append(_runtime[1])
             # the deaths the harness injects fail tasks on purpose: no warning for each
             quiet = LoggingConfig(filter=TelemetryFilter(core_level="ERROR", other_level="ERROR"))
             telemetry = TelemetryConfig(logging=quiet, metrics=None)
