@@ -9,10 +9,8 @@ records in order; and a forked worker SIGKILLed mid-step is recovered by the nex
 
 from __future__ import annotations
 
-import logging
 import os
 import re
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,20 +86,6 @@ def _run(world: World, scenario: str, schedule: FaultSchedule, variant: str) -> 
 def test_an_unknown_variant_names_the_valid_ones() -> None:
     with pytest.raises(KillpointError, match="naive, keyed"):
         load_engine("dbos:careless")
-
-
-@pytest.fixture
-def dbos_logs_to_real_stderr() -> Iterator[None]:
-    """DBOS binds its console log handler to `sys.stderr` at its first launch; under typer's
-    CliRunner that is a captured stream, closed after the call, and the next launch in this
-    process would write to it. A handler on the real stderr, made first, is the one it keeps."""
-    logger = logging.getLogger("dbos")
-    handler = logging.StreamHandler(sys.__stderr__)
-    handler.name = "__dbos_console_log_handler__"
-    kept = logger.handlers[:]
-    logger.handlers = [handler]
-    yield
-    logger.handlers = kept
 
 
 @pytest.mark.usefixtures("dbos_logs_to_real_stderr")
