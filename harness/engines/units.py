@@ -19,8 +19,11 @@ What a unit does with a downstream service is the variant under test, the `Keyin
   the adapter's own, so a re-run that finds the mark stops for review instead of sending again.
   What this lacks is a lease: two workers both look, both find nothing, both send.
 
-What a framework lacks, the units say (`LACKS`): no budget, no fencing token, no tenant; the
-history readers leave those fields empty, and the checkers that need them answer unknown.
+What a framework lacks, the units say (`LACKS`): no budget, no fencing token, no lease, no
+ledger, no tenant, no versions; the history readers leave those fields empty, and the checkers
+and named cases that need them answer unknown. The keyed variant retries a send while a lookup
+or its key keeps the retry safe, as far as the scenario's attempts allow; the naive one three
+times, each with a key of its own.
 Human gates are kept in a grants file beside the attempt marks (`Grants`), so the harness's
 `grant` reaches any framework the same way, and a protected step checks its grant before
 every send.
