@@ -1,0 +1,65 @@
+"""The findings in docs/frameworks.md replay: each minimal schedule saved there breaks its
+framework's naive variant by itself (`killpoint replay FILE`), and the same schedule against
+the keyed variant passes. A finding that no longer reproduces fails here, not in a reader's
+hands."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from killpoint.harness.cli import app
+from killpoint.harness.engines.registry import FRAMEWORKS
+
+SCHEDULES = Path(__file__).parents[2] / "docs" / "frameworks" / "schedules"
+PACKAGES = {"langgraph": "langgraph", "agent-framework": "agent_framework", "dbos": "dbos",
+            "temporal": "temporalio"}  # fmt: skip
+
+
+def _files() -> list[Path]:
+    return sorted(SCHEDULES.glob("*.json"))
+
+
+def _engine(path: Path) -> str:
+    engine: str = json.loads(path.read_text())["engine"]
+    return engine
+
+
+def _replay(path: Path, tmp_path: Path, *more: str) -> tuple[int, str]:
+    framework = _engine(path).partition(":")[0]
+    if importlib.util.find_spec(PACKAGES[framework]) is None:
+        pytest.skip(f"the {framework} extra is not installed")
+    result = CliRunner(env={"KILLPOINT_DATABASE_URL": None}).invoke(
+        app, ["replay", str(path), "--workdir", str(tmp_path), *more], catch_exceptions=False
+    )
+    return result.exit_code, result.stdout
+
+
+def test_every_framework_has_a_saved_minimal_schedule() -> None:
+    assert {_engine(p) for p in _files()} == {f"{name}:naive" for name in FRAMEWORKS}
+
+
+@pytest.mark.usefixtures("dbos_logs_to_real_stderr")
+@pytest.mark.parametrize("path", _files(), ids=lambda p: p.stem)
+def test_the_saved_schedule_breaks_the_naive_variant_by_itself(path: Path, tmp_path: Path) -> None:
+    schedule = json.loads(path.read_text())
+    assert len(schedule["crashes"]) == 1 and not schedule["network"]["rules"]  # one crash only
+    code, out = _replay(path, tmp_path)
+    assert code == 1
+    assert re.search(
+        r"single_effect +VIOLATION payments\.create_charge .* took effect 2 times", out
+    )
+
+
+@pytest.mark.usefixtures("dbos_logs_to_real_stderr")
+@pytest.mark.parametrize("path", _files(), ids=lambda p: p.stem)
+def test_the_same_schedule_passes_the_keyed_variant(path: Path, tmp_path: Path) -> None:
+    keyed = _engine(path).replace(":naive", ":keyed")
+    code, out = _replay(path, tmp_path, "--engine", keyed)
+    assert code == 0, out
+    assert not re.search(r"VIOLATION", out)
