@@ -135,7 +135,9 @@ class FaultSchedule(_Frozen):
 def load_schedule(path: str | Path) -> FaultSchedule:
     """Read a schedule file; a clear `KillpointError` for anything that is not one."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise KillpointError(f"{path} is not a killpoint fault schedule: not UTF-8 text") from None
     except OSError as exc:
         raise KillpointError(f"cannot read schedule {path}: {exc.strerror}") from exc
     try:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from killpoint.harness import preflight
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._shared import JsonOption
 from killpoint.harness.cli._summary import print_summary, write_outputs
@@ -40,6 +41,7 @@ def merge(
     """Combine shard results into one campaign result and report."""
     from killpoint.harness.merge import merge_results
 
+    preflight.outputs({"--report": report, "--junit": junit, "--out": out})
     merged = merge_results([_read(path) for path in results])
     print_summary(merged, as_json, write_outputs(merged, report, junit, out))
     if merged.violations:
@@ -48,7 +50,9 @@ def merge(
 
 def _read(path: Path) -> CampaignResult:
     try:
-        return CampaignResult.model_validate_json(path.read_text())
+        return CampaignResult.model_validate_json(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise KillpointError(f"{path} is not a killpoint campaign result: not UTF-8 text") from None
     except OSError as exc:
         raise KillpointError(f"cannot read {path}: {exc.strerror}") from exc
     except ValidationError as exc:

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from killpoint.harness import preflight
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._flags import with_options
 from killpoint.harness.cli._shared import (
@@ -57,6 +58,8 @@ def replay(
     from killpoint.harness.campaign import open_world, run_in_tier
 
     schedule, scenario, spec = _load(schedule_file, engine)
+    preflight.outputs({}, workdir)
+    preflight.database(options.db)
     checkpoint_key()
     root = fresh_folder(workdir / "replays", schedule.run_id)
     with open_world(schedule.tier, root, options.db) as world:

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from killpoint.harness import jobs, launch
+from killpoint.harness import jobs, launch, preflight
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._flags import with_options
 from killpoint.harness.cli._hunts import mutation_score
@@ -60,6 +60,8 @@ def run(
     """Crash every boundary of every scenario, recover, and judge each run."""
     if options.jobs > 1 and options.shard is not None:
         raise KillpointError("--shard runs one slice in one process; leave out --jobs")
+    preflight.outputs({"--report": report, "--junit": junit, "--out": out}, workdir)
+    preflight.database(options.db)
     checkpoint_key(engine=options.engine)
     chosen = launch.every_scenario(options.scenarios)
     engine = launch.resolve_engine(options.engine)
