@@ -10,7 +10,7 @@ schedule re-runs the same decisions in the same order; nothing in a run is rando
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -20,6 +20,12 @@ from killpoint.harness.contract.records import Versions
 from killpoint.harness.tampering import tamper_kind
 
 Tier = Literal["inprocess", "real"]
+
+
+# Range checks: a schedule is read from files people edit, so every number has a bound that
+# keeps a run finite (a downtime of 1e308 s made the lease expire "at inf").
+YEAR_S = 365 * 86_400.0
+MAX_WORKERS = 100
 
 
 class _Frozen(BaseModel):
@@ -44,7 +50,7 @@ class ClockJump(_Frozen):
     """Move the clock forward when a boundary is hit: a pause, a slow disk, a long GC."""
 
     at: HitPoint
-    seconds: float = Field(gt=0)
+    seconds: float = Field(gt=0, le=YEAR_S)
 
 
 class Tamper(_Frozen):
@@ -80,7 +86,7 @@ class Interleave(_Frozen):
     """
 
     after_worker: int = Field(ge=0)
-    switch_at: tuple[int, ...] = ()
+    switch_at: tuple[Annotated[int, Field(ge=0)], ...] = ()
     pause_expires_lease: bool = False
 
 
@@ -93,14 +99,14 @@ class FaultSchedule(_Frozen):
     crashes: tuple[HitPoint, ...] = ()
     network: FaultPlan = Field(default_factory=FaultPlan)
     clock_jumps: tuple[ClockJump, ...] = ()
-    downtime_s: float = Field(default=60.0, ge=0)
+    downtime_s: float = Field(default=60.0, ge=0, le=YEAR_S)
     tamper: tuple[Tamper, ...] = ()
     deploys: tuple[Deploy, ...] = ()
     redeliver_start: bool = False
     # once the run has ended, the queue delivers its start message again to one more worker
     redeliver_after_end: bool = False
     interleave: Interleave | None = None
-    max_workers: int = Field(default=12, ge=1)
+    max_workers: int = Field(default=12, ge=1, le=MAX_WORKERS)
 
     def crash_in(self, worker: int) -> list[HitPoint]:
         return [c for c in self.crashes if c.worker == worker]

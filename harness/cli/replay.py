@@ -53,12 +53,20 @@ def replay(
         typer.Option(metavar="PATH", help="Write the run's history JSON.", show_default=False),
     ] = None,
     as_json: JsonOption = False,
+    allow_unreached: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unreached",
+            help="Pass a run whose crash points were never reached (by default an error: the "
+            "schedule fits another engine or version, and tested nothing).",
+        ),
+    ] = False,
 ) -> None:
     """Re-run one fault schedule exactly, in the tier it names, and judge it again."""
     from killpoint.harness.campaign import open_world, run_in_tier
 
     schedule, scenario, spec = _load(schedule_file, engine)
-    preflight.outputs({}, workdir)
+    preflight.outputs({"--history": history}, workdir)
     preflight.database(options.db)
     checkpoint_key()
     root = fresh_folder(workdir / "replays", schedule.run_id)
@@ -75,6 +83,12 @@ def replay(
         typer.echo("\n".join(_lines(scenario, schedule, result, verdicts)))
     if any(v.valid is False for v in verdicts):
         raise typer.Exit(1)
+    missed = _missed(result, schedule)
+    if missed and not allow_unreached:
+        raise KillpointError(
+            f"crash point(s) never reached: {', '.join(missed)}: the schedule fits another "
+            "engine or version and tested nothing here (--allow-unreached accepts that)"
+        )
 
 
 def _load(schedule_file: Path, engine: str | None) -> tuple[FaultSchedule, Scenario, EngineSpec]:
@@ -104,13 +118,17 @@ def _judge(result: History, scenario: Scenario, schedule: FaultSchedule) -> list
     case = scenario.case(schedule.run_id)
     if case is not None:
         verdicts.append(expectation(result, case.expect))
-    died = {w.worker for w in result.deaths}
-    missed = [c.label() for c in schedule.crashes if c.worker not in died]
+    missed = _missed(result, schedule)
     if missed:
         typer.echo(
             f"killpoint: warning: crash point(s) never reached: {', '.join(missed)}", err=True
         )
     return verdicts
+
+
+def _missed(result: History, schedule: FaultSchedule) -> list[str]:
+    died = {w.worker for w in result.deaths}
+    return [c.label() for c in schedule.crashes if c.worker not in died]
 
 
 def _document(

@@ -270,7 +270,7 @@ def test_mutants_hunts_a_teams_own_engine(
     assert "timeline" in (tmp_path / "hunt.html").read_text()
 
 
-def test_replay_warns_when_a_crash_point_is_never_reached(
+def test_replay_fails_when_a_crash_point_is_never_reached_unless_allowed(
     runner: CliRunner, tmp_path: Path
 ) -> None:
     path = save_schedule(
@@ -283,8 +283,12 @@ def test_replay_warns_when_a_crash_point_is_never_reached(
         tmp_path / "g.json",
     )
     code, _out, err = _run(runner, "replay", str(path), "--workdir", str(tmp_path))
-    assert code == 0  # the run itself is fine ...
-    assert "never reached: w0 no_such_step:step.begin" in err  # ... but it did not crash
+    assert code == 2  # the run itself is fine, but it tested nothing: a stale schedule fails
+    assert "crash point(s) never reached: w0 no_such_step:step.begin: the schedule" in err
+    code, _out, err = _run(
+        runner, "replay", str(path), "--workdir", str(tmp_path), "--allow-unreached"
+    )
+    assert code == 0 and "never reached: w0 no_such_step:step.begin" in err  # asked for
 
 
 def test_run_in_two_processes_summarizes_the_same_campaign(

@@ -8,6 +8,7 @@ UTF-8 gave a `UnicodeDecodeError` traceback.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,28 @@ def test_a_file_that_is_not_utf8_is_a_user_error(command: str, tmp_path: Path) -
     assert code == 2
     kind = "fault schedule" if command == "replay" else "campaign result"
     assert err.strip() == f"killpoint: {path} is not a killpoint {kind}: not UTF-8 text"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("downtime_s", 1e308, "downtime_s: Input should be less than or equal to 31536000"),
+        ("max_workers", 10_000, "max_workers: Input should be less than or equal to 100"),
+        ("downtime_s", -1, "downtime_s: Input should be greater than or equal to 0"),
+    ],
+)
+def test_a_schedule_field_out_of_range_is_refused_before_it_runs(
+    field: str, value: float, message: str, tmp_path: Path
+) -> None:
+    """A downtime of 1e308 s used to be accepted, and made the reference engine 'violate'
+    progress with a lease that expired at inf."""
+    path = tmp_path / "s.json"
+    path.write_text(
+        json.dumps({"scenario": "email", "run_id": "r", "engine": "reference", field: value})
+    )
+    code, err = _invoke("replay", str(path), "--workdir", str(tmp_path / "w"))
+    assert (
+        code == 2
+        and err.strip() == f"killpoint: {path} is not a killpoint fault schedule: {message}"
+    )
+    assert not (tmp_path / "w").exists()
