@@ -103,7 +103,6 @@ def test_a_seconds_budget_ends_the_search(tmp_path: Path) -> None:
         found = [found for search in searches for found in search.run()]
     # read at the start (0) and before each run after the first (1, 2, 3): 3 > 2.5 stops it
     assert len(found) == 3
-    assert 1 <= len(found) < 20
 
 
 def test_a_violation_is_shrunk_and_replays_in_a_fresh_world(tmp_path: Path) -> None:
