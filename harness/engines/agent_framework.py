@@ -65,7 +65,7 @@ from killpoint.harness.protocol import (
 from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
-VARIANTS = ("naive", "keyed")
+VARIANTS = units.VARIANTS
 FRAMEWORK = "agent-framework"
 ROUTER = "killpoint.router"
 ROUNDS = 8  # runs of the framework per resume: a restore, then at most a few re-entries
@@ -236,9 +236,7 @@ def reset(handle: StoreHandle) -> None:
 
 
 def spec(variant: str) -> EngineSpec:
-    if variant not in VARIANTS:
-        raise KillpointError(f"{FRAMEWORK} has variants {', '.join(VARIANTS)}; got {variant!r}")
-    keying = Keying(variant)
+    keying = units.keying_of(FRAMEWORK, variant)
 
     def factory(env: WorkerEnv, scenario: Scenario) -> AgentFrameworkEngine:
         return AgentFrameworkEngine(env, scenario, keying)

@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 from agent_framework import FileCheckpointStorage, WorkflowCheckpoint
 
 from killpoint.harness.catalogue import installed
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
-from killpoint.harness.engines.units import Grants, State
+from killpoint.harness.engines.units import State
+from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle
 
 FOLDER = "agent-framework"  # under the store's work folder: the framework's checkpoint files
@@ -100,14 +100,8 @@ def records_of(workflow: Workflow, checkpoints: list[Checkpoint]) -> list[Checkp
     ]
 
 
-class CheckpointReader:
+class CheckpointReader(UnitsReader):
     """The framework's own records: its checkpoint files, read through its storage."""
-
-    ledger = False
-
-    def __init__(self, handle: StoreHandle) -> None:
-        self.handle = handle
-        self.grants = Grants(units.folder_of(handle))
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         folder = checkpoint_folder(self.handle)
@@ -118,15 +112,6 @@ class CheckpointReader:
         named = {c.state["workflow"] for c in listed if c.state is not None}
         workflow = _workflows().get(named.pop()) if len(named) == 1 else None
         return [] if workflow is None else records_of(workflow, listed)
-
-    def effects(self, workflow_id: str) -> list[EffectRecord]:
-        return []
-
-    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
-        return self.grants.records(workflow_id)
-
-    def compacted_below(self, workflow_id: str) -> int:
-        return 0
 
 
 def _workflows() -> dict[str, Workflow]:

@@ -50,7 +50,7 @@ from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec, StoreHandle, 
 from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
-VARIANTS = ("naive", "keyed")
+VARIANTS = units.VARIANTS
 APP = "killpoint"
 WORKFLOW = "killpoint_units"
 VERSION = "killpoint-units-1"
@@ -276,9 +276,7 @@ def reset(handle: StoreHandle) -> None:
 
 
 def spec(variant: str) -> EngineSpec:
-    if variant not in VARIANTS:
-        raise KillpointError(f"dbos has variants {', '.join(VARIANTS)}, not {variant!r}")
-    keying = units.Keying(variant)
+    keying = units.keying_of("dbos", variant)
 
     def factory(env: WorkerEnv, scenario: Scenario) -> DbosEngine:
         return DbosEngine(env, scenario, keying)

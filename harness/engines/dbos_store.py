@@ -27,10 +27,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.databases import is_postgres, parse
 from killpoint.harness.engines import units
+from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle
 
 URL_ENV = "KILLPOINT_DBOS_URL"
@@ -148,17 +148,14 @@ def system_database(handle: StoreHandle) -> SystemDatabase:
     return handle.shared.get(SHARED, lambda: SystemDatabase(locate(handle)))
 
 
-class DbosReader:
+class DbosReader(UnitsReader):
     """A run's checkpoints as DBOS recorded them: one per step output row, numbered 1..n in
     (segment, function id) order; the size is the stored output's bytes."""
 
-    ledger = False
-
     def __init__(self, handle: StoreHandle, workflow: Workflow | None = None) -> None:
-        self.handle = handle
+        super().__init__(handle)
         self.workflow = workflow
         self.database = system_database(handle)
-        self.grants = units.Grants(units.folder_of(handle))
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         records = []
@@ -168,15 +165,6 @@ class DbosReader:
             size = len(pickle.dumps(state))
             records.append(units.checkpoint_record(self.workflow, sequence, state, size))
         return records
-
-    def effects(self, workflow_id: str) -> list[EffectRecord]:
-        return []
-
-    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
-        return self.grants.records(workflow_id)
-
-    def compacted_below(self, workflow_id: str) -> int:
-        return 0
 
 
 def read_history(handle: StoreHandle) -> DbosReader:

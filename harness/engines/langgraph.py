@@ -59,7 +59,7 @@ from killpoint.harness.protocol import (
 from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
-VARIANTS = ("naive", "keyed")
+VARIANTS = units.VARIANTS
 FILE = "langgraph.sqlite"  # the SqliteSaver's database, in the world's work folder
 CHANNEL = "doc"
 # a workflow's steps are supersteps: more than LangGraph's default limit of 25 for a long one
@@ -285,11 +285,7 @@ def read_history(handle: StoreHandle) -> HistoryReader:
 
 
 def spec(variant: str) -> EngineSpec:
-    if variant not in VARIANTS:
-        raise KillpointError(
-            f"langgraph has no variant {variant!r}: choose one of {', '.join(VARIANTS)}"
-        )
-    keying = units.Keying(variant)
+    keying = units.keying_of("langgraph", variant)
 
     def factory(env: WorkerEnv, scenario: Scenario) -> LangGraphEngine:
         return LangGraphEngine(env, scenario, keying)

@@ -13,10 +13,10 @@ from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.graph import START
 
 from killpoint.harness.catalogue import installed
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.langgraph import CHANNEL, open_saver, thread
+from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle
 
 
@@ -32,14 +32,12 @@ def _doc_of(found: CheckpointTuple) -> units.State | None:
     return doc if isinstance(doc, dict) else None
 
 
-class LangGraphReader:
+class LangGraphReader(UnitsReader):
     """LangGraph's own checkpoints of a thread, oldest first, numbered by LangGraph's step
     (-1, 0, 1, … as 1, 2, 3, …): two checkpoints of one step — a fork — keep one number."""
 
-    ledger = False  # LangGraph keeps no effect ledger
-
     def __init__(self, handle: StoreHandle) -> None:
-        self.handle = handle
+        super().__init__(handle)
         self.workflows = _workflows()
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
@@ -69,12 +67,3 @@ class LangGraphReader:
             created_at=float(doc["at"]),
             size=size,
         )
-
-    def effects(self, workflow_id: str) -> list[EffectRecord]:
-        return []
-
-    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
-        return units.Grants(units.folder_of(self.handle)).records(workflow_id)
-
-    def compacted_below(self, workflow_id: str) -> int:
-        return 0

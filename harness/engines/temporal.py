@@ -44,7 +44,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from killpoint.harness.catalogue import installed
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome, RunStatus
+from killpoint.harness.contract.records import Outcome, RunStatus
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.temporal_server import (
@@ -55,12 +55,13 @@ from killpoint.harness.engines.temporal_server import (
     read,
     server,
 )
+from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.killswitch import Killed
 from killpoint.harness.protocol import CheckpointRecord, EngineSpec, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
-VARIANTS = ("naive", "keyed")
+VARIANTS = units.VARIANTS
 LACKS = units.LACKS  # no budget, fencing, lease, ledger, tenant or versions of its own
 START_TO_CLOSE = timedelta(seconds=1)  # an attempt of a dead worker is retried after this
 TASK_TIMEOUT = timedelta(seconds=2)  # a workflow task of a dead worker likewise (default 10 s)
@@ -297,14 +298,9 @@ def settled(found: Read) -> bool:
 # -- the history reader ----------------------------------------------------------------------
 
 
-class TemporalReader:
+class TemporalReader(UnitsReader):
     """The workflow's event history as checkpoints: the start event's state as 1, then each
     ActivityTaskCompleted event's state, numbered in history order."""
-
-    ledger = False  # Temporal keeps no effect ledger
-
-    def __init__(self, handle: StoreHandle) -> None:
-        self.handle = handle
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         dev = server(self.handle)
@@ -317,15 +313,6 @@ class TemporalReader:
             units.checkpoint_record(definition(s.state["workflow"]), n, s.state, s.size)
             for n, s in enumerate(found.saved, 1)
         ]
-
-    def effects(self, workflow_id: str) -> list[EffectRecord]:
-        return []
-
-    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
-        return units.Grants(units.folder_of(self.handle)).records(workflow_id)
-
-    def compacted_below(self, workflow_id: str) -> int:
-        return 0
 
 
 # -- the spec -------------------------------------------------------------------------------
@@ -348,11 +335,7 @@ def read_history(handle: StoreHandle) -> TemporalReader:
 
 
 def spec(variant: str) -> EngineSpec:
-    if variant not in VARIANTS:
-        raise KillpointError(
-            f"temporal has no variant {variant!r}: choose one of {', '.join(VARIANTS)}"
-        )
-    keying = units.Keying(variant)
+    keying = units.keying_of("temporal", variant)
 
     def factory(env: WorkerEnv, scenario: Scenario) -> TemporalEngine:
         return TemporalEngine(env, scenario, keying)

@@ -47,7 +47,12 @@ from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
+from killpoint.harness.contract.errors import (
+    CannotTell,
+    EffectRejected,
+    KillpointError,
+    OutcomeUnknown,
+)
 from killpoint.harness.contract.records import (
     ArtifactRef,
     EffectIntent,
@@ -73,6 +78,18 @@ LACKS = frozenset({"budget", "fencing", "lease", "ledger", "tenant", "versions"}
 class Keying(StrEnum):
     NAIVE = "naive"
     KEYED = "keyed"
+
+
+VARIANTS = tuple(k.value for k in Keying)
+
+
+def keying_of(framework: str, variant: str) -> Keying:
+    """The variant `--engine FRAMEWORK:VARIANT` names; a user error naming the others."""
+    if variant not in VARIANTS:
+        raise KillpointError(
+            f"{framework} has no variant {variant!r}: choose one of {', '.join(VARIANTS)}"
+        )
+    return Keying(variant)
 
 
 def initial_state(workflow: Workflow, input: Mapping[str, JsonValue], now: float) -> State:

@@ -1,0 +1,27 @@
+"""What every units adapter's history reader shares, whatever its framework keeps."""
+
+from __future__ import annotations
+
+from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
+from killpoint.harness.engines.units import Grants, folder_of
+from killpoint.harness.protocol import StoreHandle
+
+
+class UnitsReader:
+    """What every units adapter's history reader shares: no ledger (the frameworks keep none),
+    the harness's grants as its approvals, nothing compacted. A reader adds `checkpoints`."""
+
+    ledger = False
+
+    def __init__(self, handle: StoreHandle) -> None:
+        self.handle = handle
+        self.grants = Grants(folder_of(handle))
+
+    def effects(self, workflow_id: str) -> list[EffectRecord]:
+        return []
+
+    def approvals(self, workflow_id: str) -> list[ApprovalRecord]:
+        return self.grants.records(workflow_id)
+
+    def compacted_below(self, workflow_id: str) -> int:
+        return 0
