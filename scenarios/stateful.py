@@ -5,22 +5,26 @@ machine drives the harness's own `Run` worker by worker and writes every rule in
 `FaultSchedule` as it goes, so whatever it finds is a schedule `run_schedule` replays to the
 same history. After every step the oracle's safety checkers judge the history so far; progress
 is judged once, at teardown, after fault-free workers have run the workflow to its end (as
-`Run.execute` would). On a violation the machine prints the schedule JSON and the
-`killpoint replay` command, and keeps the failure in `failures` for tests to inspect.
+`Run.execute` would). Rules take plain drawn values (indices into what the fault-free recording
+hit, mode names, booleans), so Hypothesis prints a failure as a short program that runs when
+pasted beside the machine. On a violation the machine also prints the schedule's non-default
+fields and the replay command, and keeps the failure in `failures` for tests to inspect.
 
-Usage::
+Usage, for a team's own scenario and engine (any engine `run_campaign` takes)::
 
-    TestOrderSaga = machine_for("order_saga").TestCase
+    class CheckoutMachine(machine_for(CHECKOUT, engine="my_engine:factory")):
+        @invariant()
+        def my_check(self) -> None: ...  # self.run.history(), self.schedule, self.world
+
+    TestCheckout = CheckoutMachine.TestCase
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,74 +35,68 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from killpoint.fake_services import FaultPlan, InProcessServices, ServiceClock
 from killpoint.fake_services.faults import FaultMode, FaultRule
 from killpoint.harness.checkers import CHECKERS
-from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.explore import READ_MODES
 from killpoint.harness.history import History, WorkerRecord
 from killpoint.harness.interleave import run_pair
+from killpoint.harness.launch import resolve_engine, resolve_scenarios
 from killpoint.harness.plan import Target
 from killpoint.harness.protocol import EngineSpec, StoreHandle
 from killpoint.harness.results import Verdict
 from killpoint.harness.runner import Run
+from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import (
     ClockJump,
     Deploy,
     FaultSchedule,
     HitPoint,
+    Interleave,
     Tamper,
-    save_schedule,
 )
 from killpoint.harness.world import EPOCH, TENANT, SharedTime, World
 from killpoint.scenarios import get
+from killpoint.scenarios._machine_report import SCHEDULE_DIR_ENV, Failure, save, summary
 from killpoint.scenarios._machine_world import DecisionTally, shared_store
-from killpoint.scenarios.strategies import TAMPER_KINDS, discover, interleavings, version_changes
+from killpoint.scenarios.strategies import TAMPER_KINDS, VERSION_FIELDS, discover
 
-__all__ = ["Failure", "KillpointMachine", "machine_for"]
+__all__ = ["SCHEDULE_DIR_ENV", "Failure", "KillpointMachine", "machine_for"]
 
-SCHEDULE_DIR_ENV = "KILLPOINT_SCHEDULE_DIR"
-DEFAULT_SCHEDULE_DIR = Path(".hypothesis") / "killpoint"
 #: workers the machine may spend on faults; the rest of `max_workers` is left for recovery
 FAULTY_WORKERS = 7
 SAFETY = {name: check for name, check in CHECKERS.items() if name != "progress"}
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A violation the machine found: the schedule that reproduces it, and what it broke."""
-
-    schedule: FaultSchedule
-    history: History
-    verdicts: list[Verdict]
-    path: Path
-
-    @property
-    def violated(self) -> list[str]:
-        return [v.checker for v in self.verdicts if v.valid is False]
-
-    def faults(self) -> int:
-        """How many faults the schedule injects (crashes, rules, jumps, tampers, deploys…)."""
-        s = self.schedule
-        return (
-            len(s.crashes)
-            + len(s.network.rules)
-            + len(s.clock_jumps)
-            + len(s.tamper)
-            + len(s.deploys)
-            + int(s.redeliver_start)
-            + int(s.interleave is not None)
-        )
+#: rules pick "the i-th discovered hit (target, read…)" as i modulo the menu's length: a plain
+#: integer in the printed program, shrinking to the first
+INDEX = st.integers(0, 15)
 
 
 class KillpointMachine(RuleBasedStateMachine):
-    """One run of `scenario_name` under `engine`, with faults chosen step by step."""
+    """One run of `scenario` under `engine`, with faults chosen step by step.
 
-    scenario_name: ClassVar[str] = "order_saga"
+    A subclass may set `scenario` (a `Scenario` or a catalogue name) and `engine` (anything
+    `run_campaign` takes) and add `@rule`s, `@invariant`s and `@initialize`s; they see
+    `self.scenario`, `self.engine`, `self.world` (store, services, clock), `self.run` (the
+    harness's `Run`: `self.run.history()` is the history so far), `self.schedule` (the
+    `FaultSchedule` built so far), `self.found` (the recording's menu), `self.next_worker` and
+    `self.done` (the last worker stopped in a terminal state). `finished(history)` is called
+    with the whole history of a run the oracle passed.
+    """
+
+    scenario: ClassVar[Scenario] = get("order_saga")
     engine: ClassVar[EngineSpec] = REFERENCE
     failures: ClassVar[list[Failure]] = []
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        given: Any = cls.__dict__.get("scenario")
+        if isinstance(given, str):
+            cls.scenario = resolve_scenarios(given)[0]
+        if "engine" in cls.__dict__ and not isinstance(cls.__dict__["engine"], EngineSpec):
+            cls.engine = resolve_engine(cls.__dict__["engine"])
+        if "failures" not in cls.__dict__:
+            cls.failures = []
+
     def __init__(self) -> None:
         super().__init__()
-        self.scenario = get(self.scenario_name)
         self.found = discover(self.scenario, self.engine)
         # a fresh world per example (its own services, clock from the epoch, artifact folder),
         # over one store per process: runs are apart by run id, and building the schema for
@@ -176,11 +174,11 @@ class KillpointMachine(RuleBasedStateMachine):
         self._worker()
 
     @precondition(lambda self: self._may_run())
-    @rule(data=st.data())
-    def crash_worker(self, data: st.DataObject) -> None:
-        """A worker runs and dies at a discovered boundary hit."""
+    @rule(at=INDEX)
+    def crash_worker(self, at: int) -> None:
+        """A worker runs and dies at a discovered boundary hit (the `at`-th, cyclically)."""
         hits = self.found.first if self.next_worker == 0 else self.found.boundaries
-        hit = data.draw(st.sampled_from(hits), label="crash at")
+        hit = hits[at % len(hits)]
         point = hit.model_copy(update={"worker": self.next_worker})
         self._extend(crashes=(*self.schedule.crashes, point))
         self._worker()
@@ -193,11 +191,18 @@ class KillpointMachine(RuleBasedStateMachine):
             and self._may_run()
         )
     )
-    @rule(data=st.data())
-    def recover_concurrently(self, data: st.DataObject) -> None:
-        """Two workers recover at once, handing over at boundary hits (maybe after a pause
-        long enough for the waiting one's lease to lapse)."""
-        pair = data.draw(interleavings(self.next_worker - 1), label="interleave")
+    @rule(
+        switch_at=st.lists(st.integers(0, 40), max_size=3, unique=True),
+        pause_expires_lease=st.booleans(),
+    )
+    def recover_concurrently(self, switch_at: list[int], pause_expires_lease: bool) -> None:
+        """Two workers recover at once, handing over at these global hit indices (maybe after
+        a pause long enough for the waiting one's lease to lapse)."""
+        pair = Interleave(
+            after_worker=self.next_worker - 1,
+            switch_at=tuple(sorted(switch_at)),
+            pause_expires_lease=pause_expires_lease,
+        )
         self._extend(interleave=pair)
         first = self.next_worker
         self.run.between(first - 1)
@@ -208,11 +213,11 @@ class KillpointMachine(RuleBasedStateMachine):
         self.done = any(r.end == "stopped" and _terminal(r.status) for r in records)
 
     @precondition(lambda self: self._may_run())
-    @rule(data=st.data())
-    def advance_clock(self, data: st.DataObject) -> None:
+    @rule(at=INDEX, past=st.sampled_from(("lease", "approval")))
+    def advance_clock(self, at: int, past: str) -> None:
         """The clock jumps inside the next worker, past the lease ttl or the approvals' ttl."""
-        hit = data.draw(st.sampled_from(self.found.boundaries), label="jump at")
-        seconds = data.draw(st.sampled_from(self.found.jump_lengths()), label="seconds")
+        hit = self.found.boundaries[at % len(self.found.boundaries)]
+        seconds = self.found.jump_lengths()[past == "approval"]
         at = HitPoint(
             worker=self.next_worker,
             step=hit.step,
@@ -224,17 +229,18 @@ class KillpointMachine(RuleBasedStateMachine):
         self._extend(clock_jumps=(*self.schedule.clock_jumps, ClockJump(at=at, seconds=seconds)))
 
     @precondition(lambda self: bool(self.found.targets) and self._may_run())
-    @rule(data=st.data())
-    def inject_network_fault(self, data: st.DataObject) -> None:
-        """One of the next requests of a mutating operation meets a network fault."""
-        target: Target = data.draw(st.sampled_from(self.found.targets), label="target")
-        mode: FaultMode = data.draw(st.sampled_from(target.modes()), label="mode")
-        ahead = data.draw(st.integers(1, 2), label="ahead")
+    @rule(request=INDEX, mode=INDEX, ahead=st.integers(1, 2))
+    def inject_network_fault(self, request: int, mode: int, ahead: int) -> None:
+        """One of the next requests (`ahead`) of a mutating operation (the `request`-th the
+        recording sent) meets a network fault (the `mode`-th its service allows)."""
+        sent: Target = self.found.targets[request % len(self.found.targets)]
+        modes = sent.modes()
+        chosen: FaultMode = modes[mode % len(modes)]
         rule_ = FaultRule(
-            service=target.service,
-            operation=target.operation,
-            occurrence=self.tally.counts[target.key] + ahead,
-            mode=mode,
+            service=sent.service,
+            operation=sent.operation,
+            occurrence=self.tally.counts[sent.key] + ahead,
+            mode=chosen,
         )
         if any(
             (r.service, r.operation, r.occurrence)
@@ -247,11 +253,12 @@ class KillpointMachine(RuleBasedStateMachine):
     @precondition(
         lambda self: self.next_worker > 0 and self._may_run(),
     )
-    @rule(data=st.data())
-    def deploy(self, data: st.DataObject) -> None:
+    @rule(bump=st.lists(st.sampled_from(VERSION_FIELDS), min_size=1, max_size=2, unique=True))
+    def deploy(self, bump: list[str]) -> None:
         """A new version (prompt, model contract, tool schema or plan) is deployed: every worker
         from the next one on runs it."""
-        versions: Versions = data.draw(version_changes(self.scenario, self.engine), label="to")
+        base = self.found.versions
+        versions = base.model_copy(update={f: f"{getattr(base, f)}+deploy" for f in bump})
         deploy = Deploy(from_worker=self.next_worker, versions=versions)
         kept = tuple(d for d in self.schedule.deploys if d.from_worker != self.next_worker)
         self._extend(deploys=(*kept, deploy))
@@ -265,18 +272,18 @@ class KillpointMachine(RuleBasedStateMachine):
         self._extend(tamper=(stamp,))
 
     @precondition(lambda self: bool(self.found.reads) and self._may_run())
-    @rule(data=st.data())
-    def fail_a_read(self, data: st.DataObject) -> None:
-        """One of the next reads of a service (a reconcile lookup, a verification read) times
-        out or gets a 5xx."""
-        service, operation = data.draw(st.sampled_from(self.found.reads), label="read")
-        mode: FaultMode = data.draw(st.sampled_from(READ_MODES), label="mode")
-        ahead = data.draw(st.integers(1, 2), label="ahead")
+    @rule(read=INDEX, mode=st.sampled_from([str(m) for m in READ_MODES]), ahead=st.integers(1, 2))
+    def fail_a_read(self, read: int, mode: str, ahead: int) -> None:
+        """One of the next reads (`ahead`) of a service (the `read`-th lookup or verification
+        read of the services the recording sent to) times out or gets a 5xx."""
+        service, operation = self.found.reads[read % len(self.found.reads)]
         occurrence = self.tally.counts[(service, operation)] + ahead
         taken = {(r.service, r.operation, r.occurrence) for r in self.schedule.network.rules}
         if (service, operation, occurrence) in taken:
             return
-        rule_ = FaultRule(service=service, operation=operation, occurrence=occurrence, mode=mode)
+        rule_ = FaultRule(
+            service=service, operation=operation, occurrence=occurrence, mode=FaultMode(mode)
+        )
         self._add_rule(rule_)
 
     @precondition(lambda self: not self.schedule.redeliver_after_end)
@@ -348,16 +355,12 @@ class KillpointMachine(RuleBasedStateMachine):
     def _report(self, history: History, verdicts: list[Verdict]) -> None:
         self.failed = True
         schedule = self.schedule
-        text = schedule.model_dump_json(indent=2)
-        digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-        folder = Path(os.environ.get(SCHEDULE_DIR_ENV) or DEFAULT_SCHEDULE_DIR)
-        path = save_schedule(schedule, folder / f"{schedule.scenario}-{digest}.json")
-        failure = Failure(schedule, history, verdicts, path)
-        type(self).failures.append(failure)
+        path = save(schedule)
+        type(self).failures.append(Failure(schedule, history, verdicts, path))
         broken = [f"{v.checker}: {v.summary}" for v in verdicts if v.valid is False]
-        note(f"fault schedule ({schedule.describe()}):\n{text}")
-        note(f"replay with:\n    killpoint replay {path}")
-        raise AssertionError("oracle violated: " + "; ".join(broken))
+        raise AssertionError(
+            "oracle violated: " + "; ".join(broken) + "\n" + summary(path, schedule, self.scenario)
+        )
 
 
 _RUNS = itertools.count()
@@ -369,15 +372,21 @@ def _terminal(status: str | None) -> bool:
 
 
 def machine_for(
-    scenario: str, engine: EngineSpec = REFERENCE, name: str | None = None
+    scenario: Scenario | str,
+    engine: str | EngineSpec | Callable[..., Any] | None = None,
+    name: str | None = None,
 ) -> type[KillpointMachine]:
-    """A `KillpointMachine` subclass for one scenario and one engine under test."""
-    discover(scenario, engine)  # fail at collection for an unknown scenario, not mid-run
+    """A `KillpointMachine` subclass for one scenario (a team's own `Scenario`, or a catalogue
+    name) and one engine under test (`"module:factory"`, `"mutant:NAME"`, an `EngineSpec` or a
+    factory, as `run_campaign` takes; the reference engine by default)."""
+    chosen = resolve_scenarios(scenario)[0]
+    spec = resolve_engine(engine)
+    discover(chosen, spec)  # fail at collection for a scenario that cannot run, not mid-run
     attrs: dict[str, Any] = {
-        "scenario_name": scenario,
-        "engine": engine,
+        "scenario": chosen,
+        "engine": spec,
         "failures": [],
-        "__doc__": f"{scenario} under the {engine.name} engine",
+        "__doc__": f"{chosen.name} under the {spec.name} engine",
     }
-    label = name or "".join(p.title() for p in f"{scenario}_{engine.name}".split("_"))
+    label = name or "".join(p.title() for p in f"{chosen.name}_{spec.name}".split("_"))
     return type(f"{label}Machine", (KillpointMachine,), attrs)

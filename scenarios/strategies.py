@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass
-from functools import cache
 
 from hypothesis import strategies as st
 
@@ -94,13 +93,20 @@ def _as_scenario(scenario: Scenario | str) -> Scenario:
 
 
 def discover(scenario: Scenario | str, engine: EngineSpec = REFERENCE) -> Discovery:
-    """Record `scenario` under `engine` (once per process; cached) and return what it hit."""
-    return _discover(_as_scenario(scenario).name, engine)
+    """Record `scenario` under `engine` (once per process; cached) and return what it hit; a
+    team's own `Scenario` object as well as a catalogue name."""
+    chosen = _as_scenario(scenario)
+    key = (chosen.name, id(chosen), engine)
+    if key not in _DISCOVERED:  # keyed by identity: a Scenario holds dicts, so is unhashable
+        _DISCOVERED[key] = (chosen, _discover(chosen, engine))
+    return _DISCOVERED[key][1]
 
 
-@cache
-def _discover(name: str, engine: EngineSpec) -> Discovery:
-    scenario = get(name)
+_DISCOVERED: dict[tuple[str, int, EngineSpec], tuple[Scenario, Discovery]] = {}
+
+
+def _discover(scenario: Scenario, engine: EngineSpec) -> Discovery:
+    name = scenario.name
     with (
         tempfile.TemporaryDirectory(prefix="killpoint-discover-") as root,
         World.open(root) as world,
