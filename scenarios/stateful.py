@@ -5,10 +5,10 @@ machine drives the harness's own `Run` worker by worker and writes every rule in
 `FaultSchedule` as it goes, so whatever it finds is a schedule `run_schedule` replays to the
 same history. After every step the oracle's safety checkers judge the history so far; progress
 is judged once, at teardown, after fault-free workers have run the workflow to its end (as
-`Run.execute` would). Rules take plain drawn values (indices into what the fault-free recording
-hit, mode names, booleans), so Hypothesis prints a failure as a short program that runs when
-pasted beside the machine. On a violation the machine also prints the schedule's non-default
-fields and the replay command, and keeps the failure in `failures` for tests to inspect.
+`Run.execute` would). Rules take plain values (indices into the recording's menu, mode names),
+so Hypothesis prints a failure as a short program that runs pasted beside the machine; the
+machine adds the schedule's non-default fields and the replay command, and keeps the failure
+in `failures` for tests to inspect.
 
 Usage, for a team's own scenario and engine (any engine `run_campaign` takes)::
 
@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 
 from hypothesis import note
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from killpoint.fake_services import FaultPlan, InProcessServices, ServiceClock
@@ -64,8 +65,7 @@ __all__ = ["SCHEDULE_DIR_ENV", "Failure", "KillpointMachine", "machine_for"]
 #: workers the machine may spend on faults; the rest of `max_workers` is left for recovery
 FAULTY_WORKERS = 7
 SAFETY = {name: check for name, check in CHECKERS.items() if name != "progress"}
-#: rules pick "the i-th discovered hit (target, read…)" as i modulo the menu's length: a plain
-#: integer in the printed program, shrinking to the first
+#: rules pick the i-th hit (request, read) of the menu, modulo its length: it shrinks to the first
 INDEX = st.integers(0, 15)
 
 
@@ -162,7 +162,7 @@ class KillpointMachine(RuleBasedStateMachine):
             self.run.between(self.next_worker - 1)
         record = self.run.run_worker(self.next_worker)
         self._next(record)
-        note(f"worker {record.worker}: {record.end} {record.status or ''} {record.reason}")
+        _note(f"# worker {record.worker}: {record.end} {record.status or ''} {record.reason}")
         return record
 
     # -- rules ------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ class KillpointMachine(RuleBasedStateMachine):
         self.run.between(first - 1)
         records = run_pair(self.run, first, pair.switch_at, pair.pause_expires_lease)
         for record in sorted(records, key=lambda r: r.worker):
-            note(f"worker {record.worker}: {record.end} {record.status or ''} {record.reason}")
+            _note(f"# worker {record.worker}: {record.end} {record.status or ''} {record.reason}")
         self.next_worker = first + 2
         self.done = any(r.end == "stopped" and _terminal(r.status) for r in records)
 
@@ -218,15 +218,16 @@ class KillpointMachine(RuleBasedStateMachine):
         """The clock jumps inside the next worker, past the lease ttl or the approvals' ttl."""
         hit = self.found.boundaries[at % len(self.found.boundaries)]
         seconds = self.found.jump_lengths()[past == "approval"]
-        at = HitPoint(
+        point = HitPoint(
             worker=self.next_worker,
             step=hit.step,
             boundary=hit.boundary,
             occurrence=hit.occurrence,
         )
-        if any(j.at == at for j in self.schedule.clock_jumps):
+        if any(j.at == point for j in self.schedule.clock_jumps):
             return
-        self._extend(clock_jumps=(*self.schedule.clock_jumps, ClockJump(at=at, seconds=seconds)))
+        jump = ClockJump(at=point, seconds=seconds)
+        self._extend(clock_jumps=(*self.schedule.clock_jumps, jump))
 
     @precondition(lambda self: bool(self.found.targets) and self._may_run())
     @rule(request=INDEX, mode=INDEX, ahead=st.integers(1, 2))
@@ -250,9 +251,7 @@ class KillpointMachine(RuleBasedStateMachine):
             return
         self._add_rule(rule_)
 
-    @precondition(
-        lambda self: self.next_worker > 0 and self._may_run(),
-    )
+    @precondition(lambda self: self.next_worker > 0 and self._may_run())
     @rule(bump=st.lists(st.sampled_from(VERSION_FIELDS), min_size=1, max_size=2, unique=True))
     def deploy(self, bump: list[str]) -> None:
         """A new version (prompt, model contract, tool schema or plan) is deployed: every worker
@@ -365,6 +364,14 @@ class KillpointMachine(RuleBasedStateMachine):
 
 _RUNS = itertools.count()
 MACHINE_SEED = "stateful"  # the seed of the services' realism draws in every example
+
+
+def _note(text: str) -> None:
+    """A note in Hypothesis's report; printed when the program runs pasted, outside a test."""
+    if currently_in_test_context():
+        note(text)
+    else:
+        print(text)
 
 
 def _terminal(status: str | None) -> bool:
