@@ -68,7 +68,7 @@ def replay_lines(path: Path, schedule: FaultSchedule, scenario: Scenario) -> lis
     if installed().scenarios.get(scenario.name) != scenario:
         return [
             f"replay: {command}  (once scenario {scenario.name!r} is registered in a "
-            "killpoint.catalogues entry point; until then the program above reproduces it)"
+            "killpoint.catalogues entry point; until then, Hypothesis's program)"
         ]
     if schedule.engine is None:
         return [f"replay: {command} --engine MODULE:FACTORY  (the engine was given as an object)"]
