@@ -25,7 +25,8 @@ def readme_example() -> str:
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HYPOTHESIS"))}
+    # the example's own profiles apply: HYPOTHESIS_PROFILE=thorough hunts deeper here too
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["KILLPOINT_SCHEDULE_DIR"] = str(cwd / "schedules")
     return subprocess.run(
         args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
