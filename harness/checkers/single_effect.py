@@ -74,12 +74,13 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
             if count != 1:
                 return violated(
                     NAME,
-                    f"{final}, but {expected.service} [{expected.business_key}] took effect "
-                    f"{count} times",
+                    f"{final}, but {_named(expected.service, expected.operation)} "
+                    f"[{expected.business_key}] took effect {count} times",
                     [
                         f"final checkpoint: status {final} in state {history.final_state}",
-                        f"{expected.service} journal holds {count} effect(s) for "
-                        f"{expected.business_key}",
+                        _journal_line(
+                            groups, expected.service, expected.operation, expected.business_key
+                        ),
                     ],
                 )
     return ok(NAME, f"{len(history.applied)} effect(s), none repeated")
@@ -97,3 +98,23 @@ def groups_for(
         if s == service and k == key and operation in (None, op)
         for e in effects
     ]
+
+
+def _named(service: str, operation: str | None) -> str:
+    return service if operation is None else f"{service}.{operation}"
+
+
+def _journal_line(
+    groups: dict[tuple[str, str, str], list[AppliedEffect]],
+    service: str,
+    operation: str | None,
+    key: str,
+) -> str:
+    """What the journal holds under the key: an `operation` named the step's way (`charge`
+    for `create_charge`) finds nothing, and this line shows why."""
+    held = sorted(
+        f"{op} x{len(e)}" for (s, op, k), e in groups.items() if s == service and k == key
+    )
+    looked = f"operation {operation!r}" if operation is not None else "any operation"
+    holds = ", ".join(held) if held else "nothing"
+    return f"looked for {looked}; the {service} journal holds under [{key}]: {holds}"

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from killpoint.harness import jobs, launch, preflight
+from killpoint.harness.cli import clean
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._flags import with_options
 from killpoint.harness.cli._hunts import mutation_score
@@ -56,6 +57,9 @@ def run(
     mutants: Annotated[
         bool, typer.Option(help="Also hunt every mutant engine and report the mutation score.")
     ] = False,
+    keep_campaigns: Annotated[
+        int, typer.Option(min=0, metavar="N", help="Campaign folders kept in --workdir (0: all).")
+    ] = clean.DEFAULT_KEEP,
 ) -> None:
     """Crash every boundary of every scenario, recover, and judge each run."""
     if options.jobs > 1 and options.shard is not None:
@@ -65,6 +69,7 @@ def run(
     checkpoint_key(engine=options.engine)
     chosen = launch.every_scenario(options.scenarios)
     engine = launch.resolve_engine(options.engine)
+    clean.bound_campaigns(workdir, keep_campaigns)
     on_run, stop = progress_bar(progress and not as_json)
     config = options.config(chosen, fresh_folder(workdir, "campaign"), engine, on_run)
     try:

@@ -61,7 +61,20 @@ def test_a_second_attempt_at_an_irreversible_action_is_false_even_if_it_failed()
 def test_completing_without_the_expected_effect_is_false() -> None:
     verdict = check_single_effect(completed_run(applied=[]), WORKFLOW)
     assert verdict.valid is False
-    assert verdict.summary == "completed, but payments [order-1] took effect 0 times"
+    assert verdict.summary == "completed, but payments.create_charge [order-1] took effect 0 times"
+
+
+def test_an_operation_named_the_steps_way_says_what_the_journal_holds_under_the_key() -> None:
+    step_named = ExpectedEffectRecord(
+        service="payments", business_key="order-1", operation="charge"
+    )
+    verdict = check_single_effect(completed_run(expected=[step_named]), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "completed, but payments.charge [order-1] took effect 0 times"
+    assert verdict.evidence[-1] == (
+        "looked for operation 'charge'; the payments journal holds under [order-1]: "
+        "create_charge x1"
+    )
 
 
 def test_a_run_that_did_not_complete_need_not_have_every_effect() -> None:
@@ -77,7 +90,7 @@ def test_a_compensated_saga_needs_its_effect_and_its_undo_once_each() -> None:
     rolled_back = completed_run(**saga, applied=[charge], final_status="compensated")
     verdict = check_single_effect(rolled_back, WORKFLOW)
     assert verdict.valid is False
-    assert verdict.summary == "compensated, but payments [ch_1] took effect 0 times"
+    assert verdict.summary == "compensated, but payments.refund [ch_1] took effect 0 times"
 
 
 def test_without_a_history_reader_it_still_judges() -> None:
