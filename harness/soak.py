@@ -1,0 +1,243 @@
+"""A concurrency soak: N forked workers race over M workflows on one store, killed at random.
+
+Workers pick unfinished workflows at random and resume them on the wall clock with a short
+lease TTL, so leases lapse under their holders and other workers take over; the parent SIGKILLs
+a random worker now and then and forks a new one. It ends by itself (all settled, or the time
+is up). Then it judges only from the durable records: the store's checkpoints (one lineage,
+sequences 1..n, fencing tokens never going back), the services' journal (one applied effect per
+business key) and each workflow's status (terminal, or stopped with a reason). Refusals a worker
+met (lost compare-and-swap, stale fence, a lease held) are counted by the workers themselves,
+one `os.write` per refusal, so the engine is not slowed by counting.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from sqlalchemy import create_engine, text
+
+from killpoint.fake_services import FaultInjectingTransport, ServiceProcess
+from killpoint.harness.contract.boundaries import no_hook
+from killpoint.harness.contract.clock import SystemClock
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.protocol import EngineSpec, WorkerEnv
+from killpoint.harness.scenario import Scenario
+from killpoint.harness.world import BASE_VERSIONS, store_for
+
+SETTLED = ("completed", "failed", "compensated", "quarantined", "needs_review", "budget_exhausted")
+
+
+@dataclass
+class SoakResult:
+    workflows: int
+    seconds: float
+    transitions: int
+    kills: int
+    refusals: Counter[str]
+    takeovers: int
+    acquisitions: int
+    forks: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    unsettled: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.forks or self.duplicates or self.unsettled)
+
+    def lines(self) -> list[str]:
+        rate = self.transitions / self.seconds if self.seconds else 0.0
+        return [
+            f"workflows {self.workflows}, {self.seconds:.1f} s, {self.kills} SIGKILLs",
+            f"transitions {self.transitions} ({rate:.1f}/s)",
+            f"lease acquisitions {self.acquisitions}, takeovers {self.takeovers}",
+            "refusals " + (", ".join(f"{k} {v}" for k, v in sorted(self.refusals.items())) or "0"),
+            f"forked lineages {len(self.forks)}, duplicate effects {len(self.duplicates)}, "
+            f"unsettled {len(self.unsettled)}",
+            *[f"  {p}" for p in (self.forks + self.duplicates + self.unsettled)[:10]],
+        ]
+
+
+@dataclass
+class Soak:
+    engine: EngineSpec
+    scenario: Scenario
+    url: str
+    workdir: Path
+    procs: int = 8
+    workflows: int = 200
+    lease_ttl: float = 0.3
+    time_limit_s: float = 120.0
+    kill_every_s: float = 0.2
+    seed: int = 0
+
+    def run(self) -> SoakResult:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        handle = store_for(self.workdir, self.url)
+        services = ServiceProcess(self.workdir / "journal.sqlite").start()
+        ids = [f"soak-{i}" for i in range(self.workflows)]
+        try:
+            with httpx.Client(base_url=services.base_url) as http:
+                first = self.engine.factory(self._env(handle, http, "starter"), self.scenario)
+                for i, wid in enumerate(ids):
+                    first.start(self.scenario, wid, self.scenario.make_input(str(i)))
+            if self.engine.prepare is not None:
+                self.engine.prepare(handle)
+            began = time.monotonic()
+            kills = self._race(handle, services.base_url, ids, began)
+            seconds = time.monotonic() - began
+            return self._judge(handle.url, services, ids, seconds, kills)
+        finally:
+            services.stop()
+            handle.shared.close()
+
+    def _env(self, handle: object, http: httpx.Client, owner: str) -> WorkerEnv:
+        return WorkerEnv(
+            owner=owner,
+            store=handle,  # type: ignore[arg-type]
+            http=http,
+            hook=no_hook,
+            clock=SystemClock(),
+            versions=BASE_VERSIONS,
+            lease_ttl=self.lease_ttl,
+        )
+
+    def _race(self, handle: object, base_url: str, ids: list[str], began: float) -> int:
+        rng = random.Random(self.seed)
+        counts = self.workdir / "refusals"
+        counts.mkdir(exist_ok=True)
+        pids = {self._fork(handle, base_url, ids, n, counts) for n in range(self.procs)}
+        kills, spawned = 0, self.procs
+        while pids and time.monotonic() - began < self.time_limit_s:
+            time.sleep(rng.uniform(0, 2 * self.kill_every_s))
+            for pid in list(pids):
+                done, _ = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    pids.discard(pid)
+            if pids and rng.random() < 0.7:
+                victim = rng.choice(sorted(pids))
+                os.kill(victim, signal.SIGKILL)
+                os.waitpid(victim, 0)
+                pids.discard(victim)
+                kills += 1
+                if self._unsettled(handle, ids):
+                    pids.add(self._fork(handle, base_url, ids, spawned, counts))
+                    spawned += 1
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        return kills
+
+    def _unsettled(self, handle: object, ids: list[str]) -> bool:
+        return bool(_statuses(handle.url, ids, settled=False))  # type: ignore[attr-defined]
+
+    def _fork(self, handle: object, base_url: str, ids: list[str], n: int, counts: Path) -> int:
+        pid = os.fork()
+        if pid:
+            return pid
+        code = 0
+        try:
+            handle.shared.after_fork()  # type: ignore[attr-defined]
+            self._work(handle, base_url, ids, n, counts / f"w{n}")
+        except BaseException:
+            code = 70
+        finally:
+            os._exit(code)
+
+    def _work(self, handle: object, base_url: str, ids: list[str], n: int, out: Path) -> None:
+        """One worker: resume random unfinished workflows until none is left."""
+        rng = random.Random(self.seed * 1000 + n)
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        transport = FaultInjectingTransport(planned=False, clock=time.time)
+        with httpx.Client(base_url=base_url, transport=transport, timeout=5.0) as http:
+            engine = self.engine.factory(self._env(handle, http, f"w{n}"), self.scenario)
+            while True:
+                left = _statuses(handle.url, ids, settled=False)  # type: ignore[attr-defined]
+                if not left:
+                    return
+                for wid in rng.sample(left, min(4, len(left))):
+                    try:
+                        engine.resume(wid)
+                    except KillpointError as exc:
+                        os.write(fd, f"{type(exc).__name__}\n".encode())
+
+    def _judge(
+        self, url: str, services: ServiceProcess, ids: list[str], seconds: float, kills: int
+    ) -> SoakResult:
+        refusals: Counter[str] = Counter()
+        for f in (self.workdir / "refusals").iterdir():
+            refusals.update(f.read_text().split())
+        lineage = _lineages(url)
+        forks, transitions, takeovers = [], 0, 0
+        for wid in ids:
+            rows = lineage.get(wid, [])
+            seqs = [s for s, _ in rows]
+            tokens = [tok for _, tok in rows]
+            transitions += max(len(rows) - 1, 0)
+            takeovers += max(len(set(tokens[1:])) - 1, 0)
+            if seqs != list(range(1, len(seqs) + 1)):
+                forks.append(f"{wid}: sequences {seqs}")
+            elif tokens[1:] != sorted(tokens[1:]):
+                forks.append(f"{wid}: a stale token wrote after a newer one {tokens}")
+        duplicates = [
+            f"{service} {key}: applied {count} times"
+            for service in sorted(self.scenario.workflow.services)
+            for key, count in services.journal.effects_by_business_key(service).items()
+            if count > 1
+        ]
+        unsettled = [f"{w}: {s}" for w, s in _statuses(url, ids, settled=False, shown=True)]
+        return SoakResult(
+            workflows=len(ids),
+            seconds=seconds,
+            transitions=transitions,
+            kills=kills,
+            refusals=refusals,
+            takeovers=takeovers,
+            acquisitions=_acquisitions(url),
+            forks=forks,
+            duplicates=duplicates,
+            unsettled=unsettled,
+        )
+
+
+def _query(url: str, sql: str) -> list[tuple[object, ...]]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text(sql))]
+    finally:
+        engine.dispose()
+
+
+def _statuses(url: str, ids: list[str], *, settled: bool, shown: bool = False) -> list:  # type: ignore[type-arg]
+    """The workflows not (or, `settled`, already) in a final status; a stop without a reason
+    counts as unsettled."""
+    rows = _query(url, "SELECT workflow_id, status, status_reason FROM workflows")
+    final = {
+        str(w): str(s)
+        for w, s, reason in rows
+        if s == "completed" or (str(s) in SETTLED and reason)
+    }
+    found = {str(w): str(s) for w, s, _ in rows}
+    left = [w for w in ids if w not in final]
+    return [(w, found.get(w, "absent")) for w in left] if shown else left
+
+
+def _lineages(url: str) -> dict[str, list[tuple[int, int]]]:
+    rows = _query(url, "SELECT workflow_id, sequence, fencing_token FROM checkpoints ORDER BY 1, 2")
+    out: dict[str, list[tuple[int, int]]] = {}
+    for wid, seq, token in rows:
+        out.setdefault(str(wid), []).append((int(seq), int(token)))  # type: ignore[call-overload]
+    return out
+
+
+def _acquisitions(url: str) -> int:
+    """Each acquisition of a lease moves a workflow's fencing token up by one."""
+    value = _query(url, "SELECT COALESCE(SUM(fencing_token), 0) FROM workflows")[0][0]
+    return int(value)  # type: ignore[call-overload]
