@@ -24,10 +24,10 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from killpoint.fake_services import FaultInjectingTransport, ServiceProcess
-from killpoint.harness.contract.boundaries import no_hook
+from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.clock import SystemClock
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.protocol import EngineSpec, WorkerEnv
+from killpoint.harness.protocol import EngineSpec, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.world import BASE_VERSIONS, store_for
 
@@ -75,6 +75,7 @@ class Soak:
     lease_ttl: float = 0.3
     time_limit_s: float = 120.0
     kill_every_s: float = 0.2
+    stall_p: float = 0.05
     seed: int = 0
 
     def run(self) -> SoakResult:
@@ -97,18 +98,20 @@ class Soak:
             services.stop()
             handle.shared.close()
 
-    def _env(self, handle: object, http: httpx.Client, owner: str) -> WorkerEnv:
+    def _env(
+        self, handle: StoreHandle, http: httpx.Client, owner: str, hook: BoundaryHook = no_hook
+    ) -> WorkerEnv:
         return WorkerEnv(
             owner=owner,
-            store=handle,  # type: ignore[arg-type]
+            store=handle,
             http=http,
-            hook=no_hook,
+            hook=hook,
             clock=SystemClock(),
             versions=BASE_VERSIONS,
             lease_ttl=self.lease_ttl,
         )
 
-    def _race(self, handle: object, base_url: str, ids: list[str], began: float) -> int:
+    def _race(self, handle: StoreHandle, base_url: str, ids: list[str], began: float) -> int:
         rng = random.Random(self.seed)
         counts = self.workdir / "refusals"
         counts.mkdir(exist_ok=True)
@@ -134,31 +137,34 @@ class Soak:
             os.waitpid(pid, 0)
         return kills
 
-    def _unsettled(self, handle: object, ids: list[str]) -> bool:
-        return bool(_statuses(handle.url, ids, settled=False))  # type: ignore[attr-defined]
+    def _unsettled(self, handle: StoreHandle, ids: list[str]) -> bool:
+        return bool(_statuses(handle.url, ids, settled=False))
 
-    def _fork(self, handle: object, base_url: str, ids: list[str], n: int, counts: Path) -> int:
+    def _fork(
+        self, handle: StoreHandle, base_url: str, ids: list[str], n: int, counts: Path
+    ) -> int:
         pid = os.fork()
         if pid:
             return pid
         code = 0
         try:
-            handle.shared.after_fork()  # type: ignore[attr-defined]
+            handle.shared.after_fork()
             self._work(handle, base_url, ids, n, counts / f"w{n}")
         except BaseException:
             code = 70
         finally:
             os._exit(code)
 
-    def _work(self, handle: object, base_url: str, ids: list[str], n: int, out: Path) -> None:
+    def _work(self, handle: StoreHandle, base_url: str, ids: list[str], n: int, out: Path) -> None:
         """One worker: resume random unfinished workflows until none is left."""
         rng = random.Random(self.seed * 1000 + n)
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         transport = FaultInjectingTransport(planned=False, clock=time.time)
         with httpx.Client(base_url=base_url, transport=transport, timeout=5.0) as http:
-            engine = self.engine.factory(self._env(handle, http, f"w{n}"), self.scenario)
+            stall = _Stall(rng, self.stall_p, 2 * self.lease_ttl)
+            engine = self.engine.factory(self._env(handle, http, f"w{n}", stall), self.scenario)
             while True:
-                left = _statuses(handle.url, ids, settled=False)  # type: ignore[attr-defined]
+                left = _statuses(handle.url, ids, settled=False)
                 if not left:
                     return
                 for wid in rng.sample(left, min(4, len(left))):
@@ -173,18 +179,7 @@ class Soak:
         refusals: Counter[str] = Counter()
         for f in (self.workdir / "refusals").iterdir():
             refusals.update(f.read_text().split())
-        lineage = _lineages(url)
-        forks, transitions, takeovers = [], 0, 0
-        for wid in ids:
-            rows = lineage.get(wid, [])
-            seqs = [s for s, _ in rows]
-            tokens = [tok for _, tok in rows]
-            transitions += max(len(rows) - 1, 0)
-            takeovers += max(len(set(tokens[1:])) - 1, 0)
-            if seqs != list(range(1, len(seqs) + 1)):
-                forks.append(f"{wid}: sequences {seqs}")
-            elif tokens[1:] != sorted(tokens[1:]):
-                forks.append(f"{wid}: a stale token wrote after a newer one {tokens}")
+        forks, transitions, takeovers = judge_lineages(ids, _lineages(url), _effect_log(url))
         duplicates = [
             f"{service} {key}: applied {count} times"
             for service in sorted(self.scenario.workflow.services)
@@ -204,6 +199,31 @@ class Soak:
             duplicates=duplicates,
             unsettled=unsettled,
         )
+
+
+Lineage = dict[str, list[tuple[int, int]]]
+
+
+def judge_lineages(
+    ids: list[str], checkpoints: Lineage, effect_log: dict[str, list[int]]
+) -> tuple[list[str], int, int]:
+    """Forks (a sequence missing, repeated or out of order; a write under a token older than
+    one already written, in the checkpoints or the effect log), transitions and takeovers."""
+    forks, transitions, takeovers = [], 0, 0
+    for wid in ids:
+        rows = checkpoints.get(wid, [])
+        seqs = [s for s, _ in rows]
+        tokens = [tok for _, tok in rows]
+        transitions += max(len(rows) - 1, 0)
+        takeovers += max(len(set(tokens[1:])) - 1, 0)
+        logged = effect_log.get(wid, [])
+        if seqs != list(range(1, len(seqs) + 1)):
+            forks.append(f"{wid}: sequences {seqs}")
+        elif tokens[1:] != sorted(tokens[1:]):
+            forks.append(f"{wid}: a stale token wrote a checkpoint after a newer one {tokens}")
+        elif logged != sorted(logged):
+            forks.append(f"{wid}: a stale token wrote the effect log after a newer one {logged}")
+    return forks, transitions, takeovers
 
 
 def _query(url: str, sql: str) -> list[tuple[object, ...]]:
@@ -229,15 +249,37 @@ def _statuses(url: str, ids: list[str], *, settled: bool, shown: bool = False) -
     return [(w, found.get(w, "absent")) for w in left] if shown else left
 
 
-def _lineages(url: str) -> dict[str, list[tuple[int, int]]]:
+def _lineages(url: str) -> Lineage:
     rows = _query(url, "SELECT workflow_id, sequence, fencing_token FROM checkpoints ORDER BY 1, 2")
-    out: dict[str, list[tuple[int, int]]] = {}
+    out: Lineage = {}
     for wid, seq, token in rows:
-        out.setdefault(str(wid), []).append((int(seq), int(token)))  # type: ignore[call-overload]
+        out.setdefault(str(wid), []).append((int(str(seq)), int(str(token))))
+    return out
+
+
+def _effect_log(url: str) -> dict[str, list[int]]:
+    """Each workflow's effect-log tokens in the order the rows were written."""
+    out: dict[str, list[int]] = {}
+    for wid, token in _query(url, "SELECT workflow_id, fencing_token FROM effect_log ORDER BY id"):
+        out.setdefault(str(wid), []).append(int(str(token)))
     return out
 
 
 def _acquisitions(url: str) -> int:
     """Each acquisition of a lease moves a workflow's fencing token up by one."""
     value = _query(url, "SELECT COALESCE(SUM(fencing_token), 0) FROM workflows")[0][0]
-    return int(value)  # type: ignore[call-overload]
+    return int(str(value))
+
+
+@dataclass
+class _Stall:
+    """At a few boundaries a worker stalls past its lease (a GC pause, a slow disk), so another
+    worker takes the workflow over while the first is still alive and about to write."""
+
+    rng: random.Random
+    p: float
+    up_to_s: float
+
+    def __call__(self, boundary: str, step: str | None = None) -> None:
+        if self.rng.random() < self.p:
+            time.sleep(self.rng.uniform(0, self.up_to_s))

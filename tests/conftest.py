@@ -71,6 +71,14 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
+def postgres_url() -> str:
+    """The test server's URL (the caller makes its own schema, or database, in it)."""
+    url = _postgres_url()
+    _check_reachable(url)
+    return url
+
+
+@pytest.fixture
 def database(backend: str, tmp_path: Path) -> tuple[str, str | None]:
     """(URL, schema) of this test's own database: a SQLite file, or a fresh PostgreSQL schema."""
     if backend == "sqlite":
