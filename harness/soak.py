@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from sqlalchemy import create_engine, text
@@ -235,7 +236,7 @@ def _query(url: str, sql: str) -> list[tuple[object, ...]]:
         engine.dispose()
 
 
-def _statuses(url: str, ids: list[str], *, settled: bool, shown: bool = False) -> list:  # type: ignore[type-arg]
+def _statuses(url: str, ids: list[str], *, settled: bool, shown: bool = False) -> list[Any]:
     """The workflows not (or, `settled`, already) in a final status; a stop without a reason
     counts as unsettled."""
     rows = _query(url, "SELECT workflow_id, status, status_reason FROM workflows")

@@ -112,14 +112,15 @@ class Tx:
 
     def write(self, statement: ClauseElement, params: Mapping[str, Any]) -> int:
         """Run a statement that returns no rows; how many rows it changed."""
-        prepared = self._database.prepare(statement)
+        database = self._database
+        prepared = database.prepare(statement)
         arguments = prepared.arguments(params)
+        if database.before_write is not None:
+            database.before_write(self._cursor.connection, prepared.sql)
         try:
             return int(self._cursor.execute(prepared.sql, arguments).rowcount)
-        except self._database.dbapi_error as exc:
-            raise DBAPIError.instance(
-                prepared.sql, arguments, exc, self._database.dbapi_error
-            ) from exc
+        except database.dbapi_error as exc:
+            raise database.failed(prepared.sql, arguments, exc, self._cursor) from exc
 
     def execute(self, statement: ClauseElement, params: Mapping[str, Any] | None = None) -> Result:
         prepared = self._database.prepare(statement)
@@ -133,9 +134,7 @@ class Tx:
                 names = [d[0] for d in description]
                 rows = [dict(zip(names, r, strict=True)) for r in cursor]
         except self._database.dbapi_error as exc:
-            raise DBAPIError.instance(
-                prepared.sql, arguments, exc, self._database.dbapi_error
-            ) from exc
+            raise self._database.failed(prepared.sql, arguments, exc, cursor) from exc
         return Result(cursor.rowcount, rows)
 
 
@@ -153,7 +152,7 @@ class Transaction:
         try:
             self._cursor.execute(begin)
         except error as exc:
-            raise DBAPIError.instance(begin, (), exc, error) from exc
+            raise self._database.failed(begin, (), exc, self._cursor) from exc
         return Tx(self._database, self._cursor)
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
@@ -165,7 +164,7 @@ class Transaction:
         try:
             self._cursor.execute("COMMIT")
         except error as exc:
-            raise DBAPIError.instance("COMMIT", (), exc, error) from exc
+            raise self._database.failed("COMMIT", (), exc, self._cursor) from exc
 
 
 class _Connection:
@@ -193,6 +192,20 @@ class Database:
         self.compiles = 0  # statements compiled so far: each should be, once
         self._open: weakref.WeakSet[_Connection] = weakref.WeakSet()
         self._inherited: list[_Connection] = []
+        # a seam for database faults (`killpoint.harness.db_faults`): called with the driver's
+        # connection and the SQL before each write statement
+        self.before_write: Callable[[Any, str], None] | None = None
+
+    def failed(self, sql: str, arguments: Any, exc: Any, cursor: Any) -> Exception:
+        """The driver's error as SQLAlchemy's; a connection the server dropped is forgotten,
+        so this thread's next statement opens a new one instead of failing on the dead one."""
+        if self.dialect.is_disconnect(exc, cursor.connection, cursor):
+            conn = getattr(self._local, "conn", None)
+            if conn is not None and conn.cursor is cursor:
+                self._local.conn = None
+                self._open.discard(conn)
+        error: Exception = DBAPIError.instance(sql, arguments, exc, self.dbapi_error)
+        return error
 
     # -- statements ---------------------------------------------------------------------------
 
