@@ -24,6 +24,7 @@ from killpoint.harness.contract.records import (
     Versions,
     is_terminal,
 )
+from killpoint.harness.db_loss import await_database, connection_lost, reconnecting
 from killpoint.harness.ground_truth import resolve_key
 from killpoint.harness.history import (
     ExpectedEffectRecord,
@@ -234,8 +235,12 @@ class Run:
             end, reason = "killed", f"killed at {killed.point.label()}"
         except KillpointError as exc:
             end, reason = "error", f"{type(exc).__name__}: {exc}"
-        except (Exception, SystemExit) as exc:  # the engine's own failure, for the oracle
-            end, reason = "error", self.failed(f"worker {worker}", exc)
+        except (Exception, SystemExit) as exc:
+            if connection_lost(exc):  # a death, not the engine's failure (`harness.db_loss`)
+                end, reason = "killed", f"database connection lost: {type(exc).__name__}"
+                await_database(self.world.store.url)
+            else:  # the engine's own failure, for the oracle
+                end, reason = "error", self.failed(f"worker {worker}", exc)
         record = WorkerRecord(
             worker=worker,
             owner=f"worker-{worker}",
@@ -335,10 +340,10 @@ class Run:
         return self.history()
 
     def read(self) -> tuple[HistoryReader, bool]:
-        """The engine's records as its reader gives them, all at once; none (unreadable) when
-        the reader fails, which is the engine's failure."""
+        """The engine's records, all at once; none when its reader fails (the engine's failure)."""
+        reader, store = self.engine.history_reader, self.world.store
         try:
-            read = Recorded(self.engine.history_reader(self.world.store), self.workflow_id)
+            read = reconnecting(store.url, lambda: Recorded(reader(store), self.workflow_id))
         except Exception as exc:
             self.failed("history reader", exc)
             return NoHistory(), False
@@ -389,6 +394,6 @@ class Run:
 def run_schedule(
     world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
 ) -> History:
-    world.begin_run(engine)
+    reconnecting(world.store.url, lambda: world.begin_run(engine))
     world.services.set_plan(schedule.network.seeded(schedule.run_id))
     return Run(world, scenario, schedule, engine).execute()
