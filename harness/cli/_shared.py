@@ -18,7 +18,7 @@ from killpoint.harness.catalogue import installed
 from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.engine import resolve_url
-from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
+from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, MIN_KEY_BYTES, check_key
 from killpoint.harness.engine.store import Store
 from killpoint.harness.engines.registry import FRAMEWORKS
 
@@ -76,10 +76,17 @@ def open_store(url: str | None, *, must_exist: bool = True) -> Store:
         raise KillpointError(f"cannot open {shown}: {str(exc).splitlines()[0]}") from exc
 
 
-def checkpoint_key(env: str = DEFAULT_KEY_ENV, engine: str | None = None) -> bytes:
+def checkpoint_key(
+    env: str = DEFAULT_KEY_ENV, engine: str | None = None, *, allow_weak: bool = False
+) -> bytes:
     """The key from `$env`; if unset, a random one for this process only, and say so where it
-    matters: a framework's adapter seals nothing with it."""
+    matters: a framework's adapter seals nothing with it. A short key is refused (one line)
+    unless `allow_weak` (the demo), which only warns."""
     value = os.environ.get(env)
+    if value and not allow_weak:
+        check_key(value.encode(), env)
+    elif value and len(value.encode()) < MIN_KEY_BYTES:
+        typer.echo(f"killpoint: ${env} is a weak key (demo use only)", err=True)
     if not value:
         value = secrets.token_hex(32)
         os.environ[env] = value  # so the engine's SecretRef finds it; lives only in this process

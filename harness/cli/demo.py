@@ -33,7 +33,7 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import EffectIntent, Outcome, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
+from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef
 from killpoint.harness.engine.operator_view import build_view
 from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.store import Store
@@ -108,7 +108,7 @@ class _Demo:
             artifacts=self.artifacts,
             clock=self.clock,
             versions=VERSIONS,
-            settings=Settings(owner=name, lease_ttl=LEASE_TTL),
+            settings=Settings(owner=name, lease_ttl=LEASE_TTL, secret=SecretRef(allow_weak=True)),
             hook=hook,
         )
 
@@ -125,7 +125,7 @@ def demo(db: DbOption = None) -> None:
     """Run a demo workflow, kill it between the CMS's commit and the receipt, and resume it."""
     from killpoint.fake_services import InProcessServices
 
-    key = checkpoint_key(DEFAULT_KEY_ENV)
+    key = checkpoint_key(DEFAULT_KEY_ENV, allow_weak=True)
     store = open_store(db, must_exist=False)
     workflow_id = f"demo-{uuid4().hex[:8]}"
     say = typer.echo

@@ -37,5 +37,9 @@ class SecretMissingError(KillpointError):
     """A secret reference points at an environment variable that is not set."""
 
 
+class WeakKeyError(KillpointError):
+    """A checkpoint key shorter than `MIN_KEY_BYTES`: a guessable key makes every seal forgeable."""
+
+
 class UnknownWorkflowError(KillpointError):
     """No workflow with that id is in the store."""

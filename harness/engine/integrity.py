@@ -14,22 +14,38 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from killpoint.harness.engine.errors import IntegrityError, SecretMissingError
+from killpoint.harness.engine.errors import IntegrityError, SecretMissingError, WeakKeyError
 
 DEFAULT_KEY_ENV = "KILLPOINT_CHECKPOINT_KEY"
+MIN_KEY_BYTES = 32  # an HMAC-SHA256 key shorter than its output is the weak link of the seal
 
 
 @dataclass(frozen=True)
 class SecretRef:
-    """A reference to a secret held outside the checkpoint; resolved again on every resume."""
+    """A reference to a secret held outside the checkpoint; resolved again on every resume.
+
+    A key shorter than `MIN_KEY_BYTES` is refused unless `allow_weak` (demo and scratch use)."""
 
     env: str = DEFAULT_KEY_ENV
+    allow_weak: bool = False
 
     def resolve(self) -> bytes:
         value = os.environ.get(self.env)
         if not value:
             raise SecretMissingError(f"secret reference ${self.env} is not set")
-        return value.encode()
+        key = value.encode()
+        if not self.allow_weak:
+            check_key(key, self.env)
+        return key
+
+
+def check_key(key: bytes, env: str = DEFAULT_KEY_ENV) -> None:
+    """Refuse a checkpoint key too short to make a seal unforgeable."""
+    if len(key) < MIN_KEY_BYTES:
+        raise WeakKeyError(
+            f"${env} holds a {len(key)}-byte key; checkpoint keys need at least "
+            f"{MIN_KEY_BYTES} bytes (e.g. `openssl rand -hex 32`)"
+        )
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)

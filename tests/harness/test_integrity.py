@@ -68,8 +68,8 @@ def test_secret_is_a_reference_resolved_from_the_environment(
     monkeypatch.delenv("KP_TEST_SECRET", raising=False)
     with pytest.raises(SecretMissingError, match=r"\$KP_TEST_SECRET is not set"):
         SecretRef("KP_TEST_SECRET").resolve()
-    monkeypatch.setenv("KP_TEST_SECRET", "s3cret")
-    assert SecretRef("KP_TEST_SECRET").resolve() == b"s3cret"
+    monkeypatch.setenv("KP_TEST_SECRET", "s3cret-of-at-least-thirty-two-bytes")
+    assert SecretRef("KP_TEST_SECRET").resolve() == b"s3cret-of-at-least-thirty-two-bytes"
 
 
 def test_the_key_is_never_stored(engine: Engine, store: Store) -> None:
@@ -117,7 +117,7 @@ def test_a_wrong_key_is_rejected(
     engine: Engine, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine.start("pure", "wf-1", {"n": 1})
-    monkeypatch.setenv("KILLPOINT_CHECKPOINT_KEY", "another-key")
+    monkeypatch.setenv("KILLPOINT_CHECKPOINT_KEY", "another-key-of-at-least-32-bytes!")
     outcome = engine.resume("wf-1")
     assert outcome.status is RunStatus.QUARANTINED
     assert store.workflow("wf-1").sequence == 1
