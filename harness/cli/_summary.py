@@ -55,19 +55,41 @@ def replay_command(schedule_file: str) -> str:
 
 
 def write_outputs(
-    result: CampaignResult, report: Path | None, junit: Path | None, out: Path | None
-) -> list[str]:
-    """Write the files asked for; one line per file written, for the summary."""
+    result: CampaignResult,
+    report: Path | None,
+    junit: Path | None,
+    out: Path | None,
+    keep_in: Path | None = None,
+) -> tuple[list[str], str]:
+    """Write the files asked for: one line per file written, for the summary, and what could
+    not be written ("" when all was).
+
+    The result JSON goes first, atomically: to `out`, or (when `out` is not asked for, or
+    cannot be written) into `keep_in`, so a report that fails at the end (a full disk) loses
+    nothing computed."""
     from killpoint.reports import write_atomic, write_html, write_junit
 
-    written = []
-    if report is not None:
-        written.append(f"report: {write_html(result, report)}")
-    if junit is not None:
-        written.append(f"junit: {write_junit(result, junit)}")
-    if out is not None:
-        written.append(f"result: {write_atomic(out, result.model_dump_json())}")
-    return written
+    written, failed = [], []
+    json_text = result.model_dump_json()
+    targets = [t for t in (out, keep_in / "result.json" if keep_in else None) if t is not None]
+    for target in targets:
+        try:
+            written.append(f"result: {write_atomic(target, json_text)}")
+            break
+        except OSError as exc:
+            failed.append(f"result {target}: {exc.strerror or exc}")
+    for name, path, writer in (("report", report, write_html), ("junit", junit, write_junit)):
+        if path is None:
+            continue
+        try:
+            written.append(f"{name}: {writer(result, path)}")
+        except OSError as exc:
+            failed.append(f"{name} {path}: {exc.strerror or exc}")
+    if not failed:
+        return written, ""
+    kept = next((line for line in written if line.startswith("result: ")), None)
+    kept_note = f"the {kept}" if kept else "no copy of the result could be kept"
+    return written, f"could not write {'; '.join(failed)} ({kept_note})"
 
 
 def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> None:

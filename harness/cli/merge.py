@@ -43,7 +43,10 @@ def merge(
 
     preflight.outputs({"--report": report, "--junit": junit, "--out": out})
     merged = merge_results([_read(path) for path in results])
-    print_summary(merged, as_json, write_outputs(merged, report, junit, out))
+    written, unwritten = write_outputs(merged, report, junit, out)
+    print_summary(merged, as_json, written)
+    if unwritten:
+        raise KillpointError(unwritten)
     if merged.violations:
         raise typer.Exit(1)
 

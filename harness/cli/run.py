@@ -79,6 +79,9 @@ def run(
             result = result.model_copy(update={"mutants": hunted})
     finally:
         stop()
-    print_summary(result, as_json, write_outputs(result, report, junit, out))
+    written, unwritten = write_outputs(result, report, junit, out, keep_in=config.workdir)
+    print_summary(result, as_json, written)
+    if unwritten:
+        raise KillpointError(unwritten)
     if result.violations or any(not m.caught for m in result.mutants):
         raise typer.Exit(1)
