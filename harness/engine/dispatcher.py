@@ -151,7 +151,14 @@ class Engine:
 
     def resume(self, workflow_id: str) -> Outcome:
         key = self.settings.secret.resolve()
-        stored = self.store.latest_checkpoint(workflow_id)
+        try:
+            stored = self.store.latest_checkpoint(workflow_id)
+        except IntegrityError as exc:  # a row that cannot even be read is quarantined too
+            self.store.quarantine(workflow_id, str(exc), self.clock.now())
+            wf_row = self.store.workflow(workflow_id)
+            return Outcome(
+                workflow_id, RunStatus.QUARANTINED, wf_row.state, wf_row.sequence, str(exc)
+            )
         if stored is None:
             raise UnknownWorkflowError(f"no checkpoint for workflow {workflow_id!r}")
         try:

@@ -140,6 +140,11 @@ def upgrade(doc: Doc) -> Doc:
         step = MIGRATIONS.get(version)
         if step is None:
             raise IntegrityError(f"no migration registered from checkpoint schema v{version}")
-        doc = step(doc)
+        try:  # a sealed old body missing a field or with one of the wrong type
+            doc = step(doc)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise QuarantinedError(
+                f"schema v{version} checkpoint cannot be migrated: {type(exc).__name__} {exc}"
+            ) from exc
         version = doc["schema_version"]
     return doc

@@ -216,7 +216,18 @@ def _budget(record: WorkflowRecord, now: float) -> Budget:
 def _checkpoint(
     store: Store, workflow_id: str, key: bytes, tenant: str
 ) -> tuple[Checkpoint | None, CheckpointView | None]:
-    stored = store.latest_checkpoint(workflow_id)
+    try:
+        stored = store.latest_checkpoint(workflow_id)
+    except IntegrityError as exc:  # the row itself is unreadable: rejected, nothing of it shown
+        wf = store.workflow(workflow_id)
+        return None, CheckpointView(
+            sequence=wf.sequence,
+            state=wf.state,
+            schema_version=0,
+            created_at=wf.updated_at,
+            trusted=False,
+            rejected_reason=str(exc),
+        )
     if stored is None:
         return None, None
     try:

@@ -18,6 +18,7 @@ from killpoint.harness.contract.records import (
     Receipt,
     RunStatus,
 )
+from killpoint.harness.engine.errors import IntegrityError
 from killpoint.harness.engine.model import Budget, StoredCheckpoint, WorkflowRecord
 
 Row = dict[str, Any]
@@ -116,7 +117,13 @@ def checkpoint_row(workflow_id: str, cp: NewCheckpoint, token: int, created_at: 
 
 
 def stored_checkpoint(row: Row) -> StoredCheckpoint:
-    row["body"] = bytes(row["body"])  # a driver may hand back a memoryview
+    body = row["body"]
+    if not isinstance(body, (bytes, bytearray, memoryview)):  # an edited column: text, a number
+        raise IntegrityError(
+            f"checkpoint {row.get('workflow_id')}#{row.get('sequence')} body is stored as "
+            f"{type(body).__name__}, not bytes"
+        )
+    row["body"] = bytes(body)  # a driver may hand back a memoryview
     return StoredCheckpoint.model_validate(row)
 
 
