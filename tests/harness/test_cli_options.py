@@ -32,9 +32,12 @@ from tests.conftest import TEST_KEY
 from tests.harness.test_options import sample
 
 COMMANDS = typer.main.get_group(app).commands
-# Flags that shape what a command writes or prints, not the campaign it runs; each one's
-# effect is pinned below or in test_cli_run.py.
-RUN_OUTPUTS = {"workdir", "report", "junit", "out", "as_json", "progress", "mutants", "help"}
+# Flags that shape what a command writes, prints or keeps, not the campaign it runs; each one's
+# effect is pinned below, in test_cli_run.py or (keep_campaigns) in test_clean.py.
+RUN_OUTPUTS = {
+    *("workdir", "report", "junit", "out", "as_json", "progress", "mutants", "help"),
+    "keep_campaigns",
+}
 MUTANTS_OUTPUTS = {"mutant", "workdir", "as_json", "report", "help"}
 # Where each option lands, in the config (and the processes) `jobs.run_campaign` is given.
 IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
