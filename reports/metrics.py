@@ -102,7 +102,9 @@ class BoundaryCoverage(_Model):
 class CampaignMetrics(_Model):
     runs: int
     violations: int
-    resume_success: Rate  # recovered to a terminal state / runs with a death
+    # runs with a death that recovered to a terminal state AND passed the oracle / runs with a
+    # death: a run that charged twice reached a terminal state, but it did not resume well
+    resume_success: Rate
     duplicate_effects: Rate  # runs with a duplicate effect / runs
     unresolved_effect_age_s: Distribution  # over runs that ended with one
     recovery_time: RecoveryTime
@@ -175,7 +177,9 @@ def campaign_metrics(result: CampaignResult) -> CampaignMetrics:
     return CampaignMetrics(
         runs=len(runs),
         violations=len(result.violations),
-        resume_success=Rate(count=sum(r.measures.recovered for r in died), of=len(died)),
+        resume_success=Rate(
+            count=sum(r.measures.recovered and r.valid is not False for r in died), of=len(died)
+        ),
         duplicate_effects=Rate(
             count=sum(r.measures.duplicate_effects > 0 for r in runs), of=len(runs)
         ),

@@ -31,8 +31,17 @@ def test_resume_success_counts_recovered_runs_among_runs_with_a_death(
     campaign: CampaignResult,
 ) -> None:
     rate = campaign_metrics(campaign).resume_success
-    assert (rate.count, rate.of) == (4, 5)
-    assert rate.value == pytest.approx(0.8)
+    assert (rate.count, rate.of) == (3, 5)  # r1, r2, p1; not r7 (charged twice) nor p2
+    assert rate.value == pytest.approx(0.6)
+
+
+def test_a_run_that_charged_twice_is_not_a_successful_resume(campaign: CampaignResult) -> None:
+    duplicate = next(r for r in campaign.runs if r.measures.duplicate_effects)
+    assert duplicate.measures.recovered and duplicate.valid is False
+    only = campaign.model_copy(update={"runs": [duplicate]})
+    rate = campaign_metrics(only).resume_success
+    assert (rate.count, rate.of) == (0, 1)
+    assert rate.value is not None and rate.value < 1.0
 
 
 def test_a_run_without_a_death_does_not_count_toward_resume_success(
@@ -40,7 +49,7 @@ def test_a_run_without_a_death_does_not_count_toward_resume_success(
 ) -> None:
     changed = _with_run_measures(campaign, "r0", recovered=False)
     rate = campaign_metrics(changed).resume_success
-    assert (rate.count, rate.of) == (4, 5)
+    assert (rate.count, rate.of) == (3, 5)
 
 
 def test_duplicate_effect_rate_is_runs_with_a_duplicate_over_all_runs(
@@ -147,7 +156,7 @@ def test_summary_json_has_the_cli_keys_and_is_json(campaign: CampaignResult) -> 
     assert saga["boundaries_discovered"]["count"] == 8
     assert saga["boundaries_crashed"]["labels"][-1] == "charge:transport.response_received"
     assert saga["boundaries_crashed"]["count"] == 3
-    assert summary["metrics"]["resume_success"]["value"] == pytest.approx(0.8)
+    assert summary["metrics"]["resume_success"]["value"] == pytest.approx(0.6)
 
 
 def test_summary_json_lists_each_failing_checker_with_evidence_and_schedule(
