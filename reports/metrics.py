@@ -112,7 +112,11 @@ class CampaignMetrics(_Model):
     storage: StorageGrowth
     migration_failures: int
     runs_with_migration_failures: int
+    # of those, runs the oracle passed: an unsafe legacy checkpoint refused (quarantined) as it
+    # must be, an expected outcome rather than a failure of the engine
+    expected_migration_failures: int
     needs_review: Rate  # runs ending in needs_review / runs
+    expected_needs_review: int  # of those, runs the oracle passed: a stop its faults explain
     within_budget: Rate  # resumed runs that kept within their original budget / resumed runs
     coverage: BoundaryCoverage
     mutation_score: Rate | None  # caught / mutants; None when no mutant was run
@@ -195,7 +199,11 @@ def campaign_metrics(result: CampaignResult) -> CampaignMetrics:
         storage=_storage(runs),
         migration_failures=sum(r.measures.migration_failures for r in runs),
         runs_with_migration_failures=sum(r.measures.migration_failures > 0 for r in runs),
+        expected_migration_failures=sum(
+            r.measures.migration_failures > 0 and r.valid is True for r in runs
+        ),
         needs_review=Rate(count=sum(r.measures.needs_review for r in runs), of=len(runs)),
+        expected_needs_review=sum(r.measures.needs_review and r.valid is True for r in runs),
         within_budget=Rate(count=sum(r.measures.within_budget for r in resumed), of=len(resumed)),
         coverage=boundary_coverage(result),
         mutation_score=(

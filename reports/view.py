@@ -30,7 +30,7 @@ class Tile:
     label: str
     value: str
     detail: str
-    state: str  # "good" | "bad" | "warn" | "neutral"
+    state: str  # "good" | "bad" | "warn" | "expected" | "neutral"
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ class Page:
     omitted_violations: int
     run_table: list[dict[str, Any]]
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
+    expected: dict[str, str]  # metric id -> why its figure is an expected outcome
 
 
 def _pct(rate: Rate) -> str:
@@ -88,6 +89,41 @@ def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool 
     return Tile(tile_id, label, _pct(rate), f"{rate.count} of {rate.of}", state)
 
 
+def _expected_share(count: int, expected: int, why: str) -> str | None:
+    if count == 0:
+        return None
+    if expected == count:
+        return f"expected: {why}"
+    return f"{expected} of {count} expected ({why}); {count - expected} not passed by the oracle"
+
+
+def expected_outcomes(metrics: CampaignMetrics) -> dict[str, str]:
+    """Why a figure that looks like trouble is the engine doing its job, by tile/row id: a
+    quarantined unsafe legacy checkpoint, a stop for review that the run's faults explain. Only
+    runs the oracle passed count as expected; any other is said to be so."""
+    notes = {
+        "migration": _expected_share(
+            metrics.runs_with_migration_failures,
+            metrics.expected_migration_failures,
+            "the unsafe legacy checkpoint was quarantined instead of resumed",
+        ),
+        "review": _expected_share(
+            metrics.needs_review.count,
+            metrics.expected_needs_review,
+            "a fault left an effect's outcome unknowable, so the run stopped for a person",
+        ),
+    }
+    return {key: text for key, text in notes.items() if text is not None}
+
+
+def _review_tile(metrics: CampaignMetrics) -> Tile:
+    tile = _tile("review", "needs review", metrics.needs_review, good_when_all=False, warn=True)
+    rate = metrics.needs_review
+    if rate.count and metrics.expected_needs_review == rate.count:
+        return Tile(tile.id, tile.label, tile.value, f"{tile.detail}, all expected", "expected")
+    return tile
+
+
 def tiles(metrics: CampaignMetrics) -> list[Tile]:
     cov = metrics.coverage
     score = metrics.mutation_score
@@ -102,7 +138,7 @@ def tiles(metrics: CampaignMetrics) -> list[Tile]:
         ),
         _tile("resume", "resume success", metrics.resume_success, good_when_all=True),
         _tile("duplicates", "duplicate effects", metrics.duplicate_effects, good_when_all=False),
-        _tile("review", "needs review", metrics.needs_review, good_when_all=False, warn=True),
+        _review_tile(metrics),
         _tile("budget", "resumes within budget", metrics.within_budget, good_when_all=True),
         _tile(
             "coverage",
@@ -233,4 +269,5 @@ def build_page(result: CampaignResult) -> Page:
                 (r.scenario, v.checker) for r in violating for v in r.verdicts if v.valid is False
             ).most_common()
         ],
+        expected=expected_outcomes(metrics),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 
 from killpoint.harness.results import CampaignResult, RunResult, Verdict
 from killpoint.reports.html import render_html
@@ -143,3 +144,40 @@ def test_an_empty_campaign_still_renders(empty: CampaignResult) -> None:
     assert dom.by_id("summary") is not None
     assert dom.by_class("cov-cell") == []
     assert dom.by_class("violation") == []
+
+
+def _text(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def test_a_quarantined_legacy_checkpoint_is_labelled_an_expected_migration_failure(
+    campaign: CampaignResult,
+) -> None:
+    text = _text(render_html(campaign))
+    assert (
+        "schema-migration failures 1 in 1 runs — expected: the unsafe legacy checkpoint was "
+        "quarantined instead of resumed"
+    ) in text
+
+
+def test_a_stop_for_review_the_oracle_passed_is_labelled_expected(
+    campaign: CampaignResult,
+) -> None:
+    html = render_html(campaign)
+    assert _state(Census(html), "tile-review") == "expected"
+    assert "1 of 8 runs — expected: a fault left an effect's outcome unknowable" in _text(html)
+
+
+def test_a_migration_failure_the_oracle_rejected_is_not_called_expected(
+    campaign: CampaignResult,
+) -> None:
+    failed = Verdict(checker="expected_outcome", valid=False, summary="quarantined")
+    runs = [
+        r.model_copy(update={"verdicts": [failed], "valid": False})
+        if r.measures.migration_failures
+        else r
+        for r in campaign.runs
+    ]
+    text = _text(render_html(campaign.model_copy(update={"runs": runs})))
+    assert "schema-migration failures 1 in 1 runs" in text
+    assert "0 of 1 expected" in text and "1 not passed by the oracle" in text
