@@ -16,6 +16,7 @@ WIDTH = 420.0
 HEIGHT = 230.0
 LEFT, RIGHT, TOP, BOTTOM = 52.0, 14.0, 12.0, 40.0
 MAX_BINS = 12
+LOG_SPAN = 100.0  # a largest value this many times the smallest positive one gets decade bins
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ class Chart:
     x_ticks: list[Tick] = field(default_factory=list)
     y_ticks: list[Tick] = field(default_factory=list)
     empty: str | None = None  # shown instead of a plot when there is nothing to draw
+    log_x: bool = False  # bins are decades: a long tail is not squeezed into one bar
+    note: str | None = None  # e.g. the percentiles, shown under the plot
 
     @property
     def plot(self) -> tuple[float, float, float, float]:
@@ -84,6 +87,21 @@ def _bins(values: list[float]) -> list[tuple[float, float, int]]:
     return [(edges[i], edges[i + 1], counts.get(i, 0)) for i in range(len(edges) - 1)]
 
 
+def _log_bins(values: list[float]) -> list[tuple[float, float, int]] | None:
+    """Decade bins (a bar for zero first) when the values span LOG_SPAN or more; else None."""
+    positive = [v for v in values if v > 0]
+    if len(positive) != len([v for v in values if v != 0]) or not positive:
+        return None  # negative values: no log axis
+    lo, hi = min(positive), max(positive)
+    if hi < lo * LOG_SPAN:
+        return None
+    first, last = math.floor(math.log10(lo)), math.floor(math.log10(hi))
+    counts = Counter(min(last, max(first, math.floor(math.log10(v)))) for v in positive)
+    bins = [(10.0**k, 10.0 ** (k + 1), counts.get(k, 0)) for k in range(first, last + 1)]
+    zeros = len(values) - len(positive)
+    return ([(0.0, 0.0, zeros)] if zeros else []) + bins
+
+
 def _y_ticks(top_value: float, y0: float, y1: float) -> list[Tick]:
     return [Tick(y1 - (y1 - y0) * frac, fmt(top_value * frac)) for frac in (0.0, 0.5, 1.0)]
 
@@ -92,11 +110,17 @@ def histogram(chart_id: str, title: str, values: list[float], x_label: str) -> C
     chart = Chart(id=chart_id, title=title, x_label=x_label, y_label="runs")
     if not values:
         return replace(chart, empty="no runs were measured")
-    bins = _bins(values)
+    log_bins = _log_bins(values)
+    bins = log_bins or _bins(values)
     x0, y0, x1, y1 = chart.plot
     slot = (x1 - x0) / len(bins)
     top = max(count for _, _, count in bins)
-    integer = len(bins) > 1 and bins[0][1] - bins[0][0] == 1.0 and all(v == int(v) for v in values)
+    integer = (
+        not log_bins
+        and len(bins) > 1
+        and bins[0][1] - bins[0][0] == 1.0
+        and all(v == int(v) for v in values)
+    )
     bars = [
         Bar(
             x=x0 + i * slot + 1,
@@ -107,7 +131,14 @@ def histogram(chart_id: str, title: str, values: list[float], x_label: str) -> C
         )
         for i, (lo, hi, count) in enumerate(bins)
     ]
-    if integer:
+    if log_bins:
+        x_ticks = [
+            Tick(x0 + i * slot + (slot / 2 if lo == hi else 0), fmt(lo))
+            for i, (lo, hi, _) in enumerate(bins)
+        ]
+        x_ticks.append(Tick(x1, fmt(bins[-1][1])))
+        chart = replace(chart, log_x=True, x_label=f"{chart.x_label} (log scale)")
+    elif integer:
         x_ticks = [Tick(x0 + (i + 0.5) * slot, fmt(lo)) for i, (lo, _, _) in enumerate(bins)]
         if len(x_ticks) > 8:
             x_ticks = x_ticks[:: math.ceil(len(x_ticks) / 8)]

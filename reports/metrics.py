@@ -46,8 +46,18 @@ class Distribution(_Model):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def p90(self) -> float | None:
+        return percentile(self.values, 90)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def p95(self) -> float | None:
         return percentile(self.values, 95)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def p99(self) -> float | None:
+        return percentile(self.values, 99)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from killpoint.harness.results import CampaignResult, RunResult, Verdict
-from killpoint.reports.charts import Chart, histogram, scatter
-from killpoint.reports.metrics import CampaignMetrics, Rate, campaign_metrics
+from killpoint.reports.charts import Chart, fmt, histogram, scatter
+from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.timeline import Timeline, build_timeline
 
 MAX_DETAILED_VIOLATIONS = 25
@@ -189,20 +189,35 @@ def coverage(result: CampaignResult) -> tuple[list[str], list[CoverageRow]]:
     return columns, rows
 
 
+def percentiles(dist: Distribution, unit: str = "") -> str | None:
+    """`p50 60 s · p90 … · max 7,200 s`: a long tail's shape in one line, whatever the bins."""
+    if not dist.values:
+        return None
+    marks = [("p50", dist.p50), ("p90", dist.p90), ("p99", dist.p99), ("max", dist.max)]
+    return " · ".join(f"{name} {fmt(value or 0.0)}{unit}" for name, value in marks)
+
+
+def _distribution(chart_id: str, title: str, dist: Distribution, x_label: str, unit: str) -> Chart:
+    chart = histogram(chart_id, title, dist.values, x_label)
+    return replace(chart, note=percentiles(dist, unit))
+
+
 def charts(metrics: CampaignMetrics) -> list[Chart]:
     rt = metrics.recovery_time
     return [
-        histogram(
+        _distribution(
             "recovery-clock",
             "Recovery time (injected clock)",
-            rt.clock_s.values,
+            rt.clock_s,
             "seconds from first death to the end",
+            " s",
         ),
-        histogram(
+        _distribution(
             "recovery-steps",
             "Recovery steps",
-            rt.steps.values,
+            rt.steps,
             "boundary hits from first death to the end",
+            "",
         ),
         scatter("storage-growth", "Storage growth", metrics.storage.points, "steps", "store bytes"),
     ]

@@ -42,3 +42,22 @@ def test_numbers_are_short() -> None:
     assert fmt(3437.5) == "3,438"
     assert fmt(0.0123) == "0.0123"
     assert fmt(12.0) == "12"
+
+
+def test_a_long_tail_gets_decade_bins_so_the_first_bar_does_not_swallow_the_rest() -> None:
+    values = [60.0] * 3066 + [61.0, 130.0, 7200.0]
+    chart = histogram("h", "clock", values, "s")
+    assert chart.log_x and "log scale" in chart.x_label
+    titles = [b.title for b in chart.bars]
+    assert titles == ["10 to 100: 3067 runs", "100 to 1,000: 1 runs", "1,000 to 10,000: 1 runs"]
+
+
+def test_zeros_get_their_own_bar_before_the_decades() -> None:
+    chart = histogram("h", "clock", [0.0, 0.0, 2.0, 500.0], "s")
+    assert chart.log_x
+    assert chart.bars[0].title == "0: 2 runs"
+    assert sum(int(b.title.rsplit(": ", 1)[1].split()[0]) for b in chart.bars) == 4
+
+
+def test_a_narrow_range_stays_on_a_linear_axis() -> None:
+    assert not histogram("h", "clock", [60.0, 61.0, 130.0], "s").log_x

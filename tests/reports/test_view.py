@@ -7,7 +7,7 @@ from pathlib import Path
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.reports.html import render_html
 from killpoint.reports.junit import junit_xml
-from killpoint.reports.view import replay_command, violation_view
+from killpoint.reports.view import build_page, replay_command, violation_view
 
 FILE = "killpoint-out/schedules/order_saga-r7.json"
 
@@ -67,3 +67,8 @@ def test_the_page_prints_the_command_and_where_to_run_it(campaign: CampaignResul
     html = render_html(campaign)
     assert f'<pre class="replay"><code>killpoint replay {FILE}</code></pre>' in html
     assert "run it in the folder the campaign was started in" in html
+
+
+def test_recovery_time_chart_carries_its_percentiles(campaign: CampaignResult) -> None:
+    chart = next(c for c in build_page(campaign).charts if c.id == "recovery-clock")
+    assert chart.note == "p50 61 s · p90 130 s · p99 130 s · max 130 s"
