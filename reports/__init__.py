@@ -6,6 +6,7 @@ JSON through it too.
 """
 
 from killpoint.reports._atomic import write_atomic
+from killpoint.reports.figures import percent
 from killpoint.reports.html import render_html, write_html
 from killpoint.reports.junit import write_junit
 from killpoint.reports.metrics import CampaignMetrics, campaign_metrics, summary_json
@@ -13,6 +14,7 @@ from killpoint.reports.metrics import CampaignMetrics, campaign_metrics, summary
 __all__ = [
     "CampaignMetrics",
     "campaign_metrics",
+    "percent",
     "render_html",
     "summary_json",
     "write_atomic",

@@ -15,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from killpoint.harness.results import CampaignResult
 from killpoint.reports._atomic import write_atomic
 from killpoint.reports.charts import fmt
+from killpoint.reports.figures import percent
 from killpoint.reports.view import OUTCOME_CLASSES, build_page
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -32,10 +33,6 @@ def _maybe(value: float | None, unit: str = "") -> str:
     return "n/a" if value is None else f"{fmt(round(value, 2))}{unit}"
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -47,7 +44,7 @@ def environment() -> Environment:
     env.filters["num"] = fmt
     env.filters["seconds"] = _seconds
     env.filters["maybe"] = _maybe
-    env.filters["pct"] = _pct
+    env.filters["pct"] = percent
     return env
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from killpoint.harness.results import CampaignResult, RunResult, Verdict
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
+from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.timeline import Timeline, build_timeline
 
@@ -75,10 +76,6 @@ class Page:
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
 
 
-def _pct(rate: Rate) -> str:
-    return "n/a" if rate.value is None else f"{100 * rate.value:.3g}%"
-
-
 def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool = False) -> Tile:
     if rate.value is None:
         state = "neutral"
@@ -86,7 +83,7 @@ def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool 
         state = "good" if rate.count == rate.of else "bad"
     else:
         state = "good" if rate.count == 0 else ("warn" if warn else "bad")
-    return Tile(tile_id, label, _pct(rate), f"{rate.count} of {rate.of}", state)
+    return Tile(tile_id, label, percent(rate.value), f"{rate.count} of {rate.of}", state)
 
 
 def _expected_share(count: int, expected: int, why: str) -> str | None:

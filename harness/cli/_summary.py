@@ -164,7 +164,9 @@ def _figures(result: CampaignResult) -> list[str]:
 
 
 def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
+    from killpoint.reports import percent  # the report's rounding: console and page agree
+
+    return percent(value)
 
 
 def _num(value: float | None) -> str:

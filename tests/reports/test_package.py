@@ -9,6 +9,7 @@ def test_exported_names() -> None:
     assert sorted(reports.__all__) == [
         "CampaignMetrics",
         "campaign_metrics",
+        "percent",
         "render_html",
         "summary_json",
         "write_atomic",
