@@ -18,6 +18,7 @@ from killpoint.harness.results import CampaignResult, RunResult, Verdict
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
+from killpoint.reports.places import Where
 from killpoint.reports.timeline import Timeline, build_timeline
 
 MAX_DETAILED_VIOLATIONS = 25
@@ -56,6 +57,7 @@ class ViolationView:
     evidence: dict[str, list[str]]  # checker -> its smallest evidence, capped
     replay: str | None  # complete by itself; None when it could not be (see `replay_command`)
     replay_from_launch: bool  # the schedule path is relative to the folder the campaign ran in
+    schedule_file: str | None  # relative to the report's folder when it was written to a file
     schedule_json: str | None
     timeline: Timeline | None
 
@@ -74,6 +76,7 @@ class Page:
     run_table: list[dict[str, Any]]
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
+    where: Where | None  # the report file's folder, when it is written to one
 
 
 def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool = False) -> Tile:
@@ -220,25 +223,37 @@ def charts(metrics: CampaignMetrics) -> list[Chart]:
     ]
 
 
-def replay_command(run: RunResult) -> str | None:
+def replay_command(run: RunResult, where: Where | None = None) -> str | None:
     """`killpoint replay FILE`, complete by itself: the schedule names the engine it ran, so no
-    flag is needed. None without a saved file, or when the engine was handed to the harness as
-    an object (the schedule names none, and only the test that built it can rebuild it)."""
+    flag is needed; FILE is relative to the report's folder when `where` says where that is.
+    None without a saved file, or when the engine was handed to the harness as an object (the
+    schedule names none, and only the test that built it can rebuild it)."""
     if run.schedule_file is None or run.schedule.engine is None:
         return None
-    return f"killpoint replay {shlex.quote(run.schedule_file)}"
+    return f"killpoint replay {shlex.quote(schedule_path(run.schedule_file, where))}"
 
 
-def violation_view(run: RunResult, with_timeline: bool) -> ViolationView:
+def schedule_path(recorded: str, where: Where | None) -> str:
+    return recorded if where is None else where.path(recorded)
+
+
+def violation_view(
+    run: RunResult, with_timeline: bool, where: Where | None = None
+) -> ViolationView:
     failed = [v for v in run.verdicts if v.valid is False]
     refs = [ref for v in failed for ref in v.refs]
-    replay = replay_command(run)
+    replay = replay_command(run, where)
     return ViolationView(
         run=run,
         failed=failed,
         evidence={v.checker: v.evidence[:MAX_EVIDENCE_LINES] for v in failed},
         replay=replay,
-        replay_from_launch=replay is not None and not Path(str(run.schedule_file)).is_absolute(),
+        replay_from_launch=(
+            replay is not None and where is None and not Path(str(run.schedule_file)).is_absolute()
+        ),
+        schedule_file=None
+        if run.schedule_file is None
+        else schedule_path(run.schedule_file, where),
         schedule_json=None if replay else run.schedule.model_dump_json(indent=2),
         timeline=build_timeline(run.history, refs) if with_timeline and run.history else None,
     )
@@ -255,7 +270,8 @@ def run_table(result: CampaignResult) -> list[dict[str, Any]]:
     return [{"scenario": s, "kind": k, **c} for (s, k), c in table.items()]
 
 
-def build_page(result: CampaignResult) -> Page:
+def build_page(result: CampaignResult, where: Where | None = None) -> Page:
+    """The page of `result`; its paths relative to the report's folder when `where` is given."""
     metrics = campaign_metrics(result)
     violating = result.violations
     columns, rows = coverage(result)
@@ -272,7 +288,8 @@ def build_page(result: CampaignResult) -> Page:
         boundary_columns=columns,
         coverage=rows,
         charts=charts(metrics),
-        violations=[violation_view(r, True) for r in violating[:MAX_DETAILED_VIOLATIONS]],
+        violations=[violation_view(r, True, where) for r in violating[:MAX_DETAILED_VIOLATIONS]],
+        where=where,
         omitted_violations=max(0, len(violating) - MAX_DETAILED_VIOLATIONS),
         run_table=run_table(result),
         violation_counts=[

@@ -27,7 +27,7 @@ def test_a_failed_render_leaves_the_previous_report_intact(
     path = write_html(campaign, tmp_path / "report.html")
     before = path.read_bytes()
 
-    def broken(result: object) -> object:
+    def broken(result: object, where: object = None) -> object:
         raise RuntimeError("template exploded")
 
     monkeypatch.setattr(html, "build_page", broken)

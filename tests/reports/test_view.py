@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from killpoint.harness.results import CampaignResult, RunResult
-from killpoint.reports.html import render_html
+from killpoint.reports.html import render_html, write_html
 from killpoint.reports.junit import junit_xml
+from killpoint.reports.places import Where
 from killpoint.reports.view import build_page, replay_command, violation_view
 
 FILE = "killpoint-out/schedules/order_saga-r7.json"
@@ -72,3 +75,26 @@ def test_the_page_prints_the_command_and_where_to_run_it(campaign: CampaignResul
 def test_recovery_time_chart_carries_its_percentiles(campaign: CampaignResult) -> None:
     chart = next(c for c in build_page(campaign).charts if c.id == "recovery-clock")
     assert chart.note == "p50 61 s · p90 130 s · p99 130 s · max 130 s"
+
+
+def test_a_written_report_prints_paths_relative_to_its_own_folder(
+    campaign: CampaignResult, tmp_path: Path
+) -> None:
+    where = Where(report_dir=tmp_path / "killpoint-out", launch_dir=tmp_path)
+    view = violation_view(_violation(campaign), with_timeline=False, where=where)
+    assert view.replay == "killpoint replay schedules/order_saga-r7.json"
+    assert view.schedule_file == "schedules/order_saga-r7.json" and not view.replay_from_launch
+    elsewhere = Where(report_dir=tmp_path / "artifacts" / "html", launch_dir=tmp_path)
+    assert elsewhere.path(FILE) == "../../killpoint-out/schedules/order_saga-r7.json"
+    assert elsewhere.path(str(tmp_path / "abs.json")) == "../../abs.json"
+
+
+def test_write_html_links_the_schedule_from_the_report_folder(
+    campaign: CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the launch folder: the campaign's paths start here
+    html = write_html(campaign, tmp_path / "killpoint-out" / "report.html").read_text()
+    assert '<pre class="replay"><code>killpoint replay schedules/order_saga-r7.json' in html
+    assert 'href="schedules/order_saga-r7.json"' in html
+    assert "PYTHONPATH=.." in html and "run it in this report's folder" in html
+    assert f"replay {FILE}" not in html
