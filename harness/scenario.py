@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 import httpx
 from pydantic import JsonValue
 
+from killpoint.fake_services.faults import OPERATIONS
 from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.errors import DefinitionError
 from killpoint.harness.contract.records import BudgetLimits, RunStatus
 from killpoint.harness.contract.workflow import Workflow
 
@@ -52,6 +54,25 @@ class ExpectedEffect:
     parent: ExpectedEffect | None = None  # the business key is the resource this one created
     verifiable: bool = True  # a read can prove it (the oracle demands one before completion)
     gate: str | None = None  # the approval gate that must be valid when it is requested
+
+    def __post_init__(self) -> None:
+        # A step's name here (`charge`) matches nothing in the journal: every run would "fail"
+        # with the effect taken 0 times. Refuse it now, naming what the service does apply.
+        known = EFFECT_OPERATIONS.get(self.service)
+        if self.operation is not None and known is not None and self.operation not in known:
+            raise DefinitionError(
+                f"ExpectedEffect({self.service!r}, {self.business_key!r}): {self.service} has no "
+                f"effect operation {self.operation!r}; its operations are "
+                f"{', '.join(sorted(known))} (the service's name for it, not the step's)"
+            )
+
+
+# The operations that apply an effect, by service, as the services' journals name them (a write
+# is any request that is not a GET); a service outside this table is not checked.
+EFFECT_OPERATIONS: Mapping[str, frozenset[str]] = {
+    service: frozenset(op for m, _, s, op in OPERATIONS if s == service and m != "GET")
+    for service in {s for _, _, s, _ in OPERATIONS}
+}
 
 
 @dataclass(frozen=True)
