@@ -2,7 +2,10 @@
 
 A campaign records schedule files relative to the folder it was launched in. A report is opened
 (and its commands run) from wherever it was written — a CI artifact, `killpoint-out/` — so the
-paths it prints are rewritten relative to the report's folder when it is written to a file.
+paths it prints are rewritten relative to the report's folder when it is written to a file —
+as long as the report lies inside the launch folder. A report written elsewhere (a temporary
+folder, another disk) would reach the files only by climbing through the machine's folders, so
+it prints them absolute.
 """
 
 from __future__ import annotations
@@ -24,18 +27,17 @@ class Where:
     @property
     def launch_from_report(self) -> str:
         """The launch folder as seen from the report's (`.` when they are one)."""
-        return _relative(self.launch_dir, self.report_dir)
+        return self._relative(self.launch_dir)
 
     def path(self, recorded: str) -> str:
         """`recorded` (relative to the launch folder, or absolute) relative to the report's."""
         target = Path(recorded)
-        return _relative(
-            target if target.is_absolute() else self.launch_dir / target, self.report_dir
-        )
+        return self._relative(target if target.is_absolute() else self.launch_dir / target)
 
-
-def _relative(target: Path, start: Path) -> str:
-    try:
-        return Path(os.path.relpath(target, start)).as_posix()
-    except ValueError:  # another drive: only the absolute path leads there
-        return str(target)
+    def _relative(self, target: Path) -> str:
+        if not self.report_dir.is_relative_to(self.launch_dir):
+            return str(target)
+        try:
+            return Path(os.path.relpath(target, self.report_dir)).as_posix()
+        except ValueError:  # another drive: only the absolute path leads there
+            return str(target)

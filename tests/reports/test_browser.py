@@ -45,9 +45,10 @@ def browser() -> Iterator[Browser]:
 
 
 def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
-    browser: Browser, campaign: CampaignResult, tmp_path: Path
+    browser: Browser, campaign: CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    report = write_html(campaign, tmp_path / "report.html")
+    monkeypatch.chdir(tmp_path)  # the launch folder: the report's paths are relative to it
+    report = write_html(campaign, tmp_path / "killpoint-out" / "report.html")
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     console_errors: list[str] = []
     failed: list[str] = []
@@ -75,7 +76,7 @@ def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
     assert page.locator(".violation svg.timeline").count() == 1
     assert page.locator(".violation svg.timeline circle.halo").count() == 3
     replay = page.locator(".violation pre.replay").inner_text()
-    assert replay == "killpoint replay killpoint-out/schedules/order_saga-r7.json"
+    assert replay == "killpoint replay schedules/order_saga-r7.json"
     box = page.locator("#chart-recovery-clock svg").bounding_box()
     assert box is not None and box["width"] > 100 and box["height"] > 100
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)

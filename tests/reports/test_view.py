@@ -89,6 +89,12 @@ def test_a_written_report_prints_paths_relative_to_its_own_folder(
     assert elsewhere.path(str(tmp_path / "abs.json")) == "../../abs.json"
 
 
+def test_a_report_outside_the_launch_folder_prints_absolute_paths(tmp_path: Path) -> None:
+    where = Where(report_dir=tmp_path / "tmp" / "report", launch_dir=tmp_path / "work" / "project")
+    assert where.path(FILE) == str(tmp_path / "work" / "project" / FILE)
+    assert where.launch_from_report == str(tmp_path / "work" / "project")
+
+
 def test_write_html_links_the_schedule_from_the_report_folder(
     campaign: CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
