@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
@@ -12,7 +14,13 @@ from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.records import BudgetLimits, RunStatus
 from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.operator_model import OperatorView
+from killpoint.harness.engine.operator_model import (
+    Anomaly,
+    CheckpointRow,
+    CheckpointView,
+    OperatorView,
+    SealedCheckpoint,
+)
 from killpoint.harness.engine.operator_view import build_view
 from killpoint.harness.engine.store import Store
 from killpoint.harness.killswitch import Killed
@@ -133,3 +141,12 @@ def test_a_running_workflow_without_a_checkpoint_is_an_anomaly_too(
     [anomaly] = view_of(store, clock).anomalies
     assert anomaly.kind == "checkpoint_missing"
     assert "nothing to resume from" in anomaly.detail
+
+
+def test_every_field_of_the_json_view_is_documented_in_the_readme() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    table = readme.split("`inspect --json` prints the typed model", 1)[1].split("\n\n", 2)[1]
+    documented = set(re.findall(r"`(\w+)(?:\[\])?`", table))
+    models = (OperatorView, CheckpointView, CheckpointRow, SealedCheckpoint, Anomaly)
+    fields = {name for model in models for name in model.model_fields}
+    assert fields - documented == set()
