@@ -75,7 +75,7 @@ def build_view(
     blocked = _blocked(
         record.status, record.status_reason, cp_view, effects, approvals, lease, budget
     )
-    wf = (workflows or {}).get(record.workflow_name)
+    wf = None if checkpoint is None else (workflows or {}).get(checkpoint.workflow_name)
     transitions = _transitions(checkpoint, wf, blocked)
     return OperatorView(
         workflow_id=workflow_id,

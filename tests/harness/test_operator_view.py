@@ -26,7 +26,7 @@ from killpoint.harness.engine.store import Store
 from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
-from tests.harness.flows import alter_rows, delete_rows, kill_at
+from tests.harness.flows import alter_rows, delete_rows, kill_at, pay_flow, publish_flow
 from tests.harness.test_migrations import insert_old, v2_doc
 
 KEY = TEST_KEY.encode()
@@ -36,6 +36,14 @@ def view_of(
     store: Store, clock: FakeClock, workflow_id: str = "wf-1", **known: Any
 ) -> OperatorView:
     return build_view(store, workflow_id, key=KEY, now=clock.now(), tenant="default", **known)
+
+
+def publish_stopped_at(new_worker: NewWorker, clock: FakeClock, boundary: str) -> None:
+    """wf-1, a publish run whose worker died at `boundary` of its create_post step."""
+    with contextlib.suppress(Killed):
+        new_worker(hook=kill_at(clock, boundary, "create_post")).run(
+            "publish", "wf-1", {"slug": "s", "title": "t"}
+        )
 
 
 @dataclass
@@ -66,10 +74,7 @@ def test_an_irreversible_effect_that_cannot_be_asked_is_escalated(
 def test_the_action_follows_the_service_flags(
     new_worker: NewWorker, store: Store, clock: FakeClock
 ) -> None:
-    with contextlib.suppress(Killed):
-        new_worker(hook=kill_at(clock, b.STARTED_COMMITTED, "create_post")).run(
-            "publish", "wf-1", {"slug": "s", "title": "t"}
-        )
+    publish_stopped_at(new_worker, clock, b.STARTED_COMMITTED)
     cases = [
         (Flags(idempotent=False, queryable=True, irreversible=False), "reconcile"),
         (Flags(idempotent=True, queryable=False, irreversible=False), "retry"),
@@ -150,3 +155,25 @@ def test_every_field_of_the_json_view_is_documented_in_the_readme() -> None:
     models = (OperatorView, CheckpointView, CheckpointRow, SealedCheckpoint, Anomaly)
     fields = {name for model in models for name in model.model_fields}
     assert fields - documented == set()
+
+
+def test_the_next_transition_follows_the_sealed_workflow_name_not_the_row_s(
+    new_worker: NewWorker, store: Store, clock: FakeClock
+) -> None:
+    publish_stopped_at(new_worker, clock, b.STEP_BEGIN)
+    alter_rows(store, "workflows", {"workflow_name": "pay"}, workflow_id="wf-1")
+
+    view = view_of(store, clock, workflows={"publish": publish_flow(), "pay": pay_flow()})
+
+    [transition] = view.next_transitions
+    assert (transition.step, transition.kind, transition.target) == (
+        "create_post",
+        "effect",
+        "posted",
+    )
+    [anomaly] = view.anomalies
+    assert (anomaly.column, anomaly.unsealed, anomaly.sealed) == (
+        "workflows.workflow_name",
+        "pay",
+        "publish",
+    )
