@@ -74,7 +74,7 @@ def engine_storage(root: Path, n: int, keep: bool = True) -> dict[str, float]:
     try:
         before = _stored_bytes(raw)
         file_before = _file_bytes(raw)
-        store.compact(now=FakeClock().now() + 10 * 24 * 3600, keep_window_s=0)
+        store.compact(now=FakeClock().now() + 10 * 24 * 3600, keep_window_s=0, tenant="default")
         raw.execute("VACUUM")
         after = _stored_bytes(raw)
         file_after = _file_bytes(raw)

@@ -51,6 +51,16 @@ AtOption = Annotated[
         show_default=False,
     ),
 ]
+TenantOption = Annotated[
+    str,
+    typer.Option(
+        "--tenant",
+        envvar="KILLPOINT_TENANT",
+        metavar="NAME",
+        help="The tenant you act for: another tenant's workflow is refused and left alone; "
+        "default $KILLPOINT_TENANT, else the engine's 'default' tenant.",
+    ),
+]
 WorkdirOption = Annotated[
     Path,
     typer.Option(
@@ -74,6 +84,13 @@ def open_store(url: str | None, *, must_exist: bool = True) -> Store:
     except SQLAlchemyError as exc:
         shown = parsed.render_as_string(hide_password=True)
         raise KillpointError(f"cannot open {shown}: {str(exc).splitlines()[0]}") from exc
+
+
+def operator_tenant(tenant: str) -> str:
+    """The tenant an operator command acts for; a blank name is a user error, not a tenant."""
+    if not tenant.strip():
+        raise KillpointError("--tenant must name a tenant (or set $KILLPOINT_TENANT)")
+    return tenant
 
 
 def checkpoint_key(

@@ -35,7 +35,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef
 from killpoint.harness.engine.operator_view import build_view
-from killpoint.harness.engine.settings import Settings
+from killpoint.harness.engine.settings import DEFAULT_TENANT, Settings
 from killpoint.harness.engine.store import Store
 from killpoint.harness.killswitch import Killed, KillSwitch
 from killpoint.harness.schedule import FaultSchedule, HitPoint
@@ -139,7 +139,12 @@ def demo(db: DbOption = None) -> None:
         posts = services.journal.applied_effects("cms")
         say(f"          the CMS holds {len(posts)} post(s); the ledger still says 'started':")
         view = build_view(
-            store, workflow_id, key=key, now=world.clock.now(), services=known_services()
+            store,
+            workflow_id,
+            key=key,
+            now=world.clock.now(),
+            tenant=DEFAULT_TENANT,
+            services=known_services(),
         )
         say("\n".join("          " + line for line in render(view)[1:]))
         world.clock.advance(LEASE_TTL + 1)

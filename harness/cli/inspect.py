@@ -2,7 +2,9 @@
 
 Position, checkpoint (read through the integrity check), lineage and versions, budget, lease,
 every effect with the action the dispatcher would take, approvals, artifacts, and why each
-blocked transition is blocked — from the reference engine's operator view.
+blocked transition is blocked — from the reference engine's operator view, for one tenant.
+Only the checkpoint's sealed body is shown as verified; each line read from the store's
+unsealed rows says so, and each place those rows contradict the seal is an ANOMALY line.
 """
 
 from __future__ import annotations
@@ -18,12 +20,19 @@ from killpoint.harness.cli._shared import (
     AtOption,
     DbOption,
     KeyEnvOption,
+    TenantOption,
     checkpoint_key,
     known_services,
     open_store,
+    operator_tenant,
 )
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV
-from killpoint.harness.engine.operator_view import OperatorView, build_view
+from killpoint.harness.engine.model import SCHEMA_VERSION
+from killpoint.harness.engine.operator_model import OperatorView
+from killpoint.harness.engine.operator_view import build_view
+from killpoint.harness.engine.settings import DEFAULT_TENANT
+
+ROW = "(workflow row, unsealed)"  # the label of every line read from the workflow row
 
 
 @app.command()
@@ -31,17 +40,16 @@ def inspect(
     workflow_id: Annotated[str, typer.Argument(help="The workflow to show.")],
     db: DbOption = None,
     key_env: KeyEnvOption = DEFAULT_KEY_ENV,
-    tenant: Annotated[
-        str | None,
-        typer.Option(help="Expected tenant; default: the workflow's own.", show_default=False),
-    ] = None,
+    tenant: TenantOption = DEFAULT_TENANT,
     as_json: Annotated[bool, typer.Option("--json", help="Print the view as JSON.")] = False,
     at: AtOption = None,
 ) -> None:
     """Show a workflow as an operator needs it: position, unresolved effects, what blocks it."""
+    tenant = operator_tenant(tenant)
     store = open_store(db)
     try:
-        store.workflow(workflow_id)  # an unknown workflow is reported before anything else
+        # an unknown workflow, or another tenant's, is reported before anything else
+        store.workflow(workflow_id, tenant=tenant)
         key = checkpoint_key(key_env)
         view = build_view(
             store,
@@ -60,13 +68,14 @@ def inspect(
 
 
 def render(view: OperatorView) -> list[str]:
-    """The text form of the operator view: one fact per line, blocked reasons last."""
+    """The text form of the operator view: one fact per line, anomalies first, blocks last."""
+    reason = f": {view.status_reason}" if view.status_reason else ""
     lines = [
         f"workflow {view.workflow_id}  ({view.workflow_name}, tenant {view.tenant})",
         f"  database     {view.database}",
-        f"  status       {view.status.value}"
-        + (f": {view.status_reason}" if view.status_reason else ""),
-        f"  position     state {view.state!r}, sequence {view.sequence}",
+        *(f"  ANOMALY      {a.detail}" for a in view.anomalies),
+        f"  status       {view.status.value}{reason}  {ROW}",
+        f"  position     state {view.state!r}, sequence {view.sequence}  {ROW}",
         *_checkpoint(view),
         *_budget_and_lease(view),
         *_effects(view),
@@ -84,16 +93,18 @@ def _checkpoint(view: OperatorView) -> list[str]:
     cp = view.checkpoint
     if cp is None:
         return ["  checkpoint   none"]
-    if not cp.trusted:
-        return [f"  checkpoint   #{cp.sequence} REJECTED: {cp.rejected_reason}"]
-    assert cp.lineage is not None and cp.versions is not None
+    if cp.sealed is None:
+        which = "latest row" if cp.row is None else f"#{cp.row.sequence}"
+        return [f"  checkpoint   {which} REJECTED: {cp.rejected_reason}"]
+    s = cp.sealed
+    migrated = f" (migrated to v{SCHEMA_VERSION})" if s.migrated else ""
     return [
-        f"  checkpoint   #{cp.sequence} state {cp.state!r}, schema v{cp.schema_version}, "
-        f"integrity verified, committed {_when(cp.created_at, view.at)}",
-        f"  lineage      run {cp.lineage.run_id} ({cp.lineage.decision}"
-        + (f", parent {cp.lineage.parent_run_id})" if cp.lineage.parent_run_id else ")"),
-        f"  versions     plan {cp.versions.plan}, prompt {cp.versions.prompt}, "
-        f"model {cp.versions.model_contract}, tools {cp.versions.tool_schema}",
+        f"  checkpoint   #{s.sequence} state {s.state!r}, schema v{s.schema_version}{migrated}, "
+        f"sealed, integrity verified, committed {_when(s.created_at, view.at)}",
+        f"  lineage      run {s.lineage.run_id} ({s.lineage.decision}"
+        + (f", parent {s.lineage.parent_run_id})" if s.lineage.parent_run_id else ")"),
+        f"  versions     plan {s.versions.plan}, prompt {s.versions.prompt}, "
+        f"model {s.versions.model_contract}, tools {s.versions.tool_schema}",
     ]
 
 
@@ -101,16 +112,17 @@ def _budget_and_lease(view: OperatorView) -> list[str]:
     b, lease = view.budget, view.lease
     return [
         f"  budget       attempts {b.attempts_left}, steps {b.steps_left}, cost {b.cost_left}, "
-        f"time {b.time_left_ms / 1000:.0f}s left",
+        f"time {b.time_left_ms / 1000:.0f}s left  {ROW}",
         f"  lease        {lease.owner or 'free'}"
         + (f" until {_when(lease.expires_at, view.at)}" if lease.owner else "")
         + f", fencing token {lease.fencing_token}"
-        + (" (live)" if lease.live else ""),
+        + (" (live)" if lease.live else "")
+        + f"  {ROW}",
     ]
 
 
 def _effects(view: OperatorView) -> list[str]:
-    lines = [f"  effects      {'none' if not view.effects else ''}".rstrip()]
+    lines = [f"  effects      {'ledger rows, unsealed:' if view.effects else 'none'}"]
     for e in view.effects:
         receipt = e.receipt.resource_id if e.receipt else "none"
         flag = "UNRESOLVED " if e.unresolved else ""
@@ -126,7 +138,7 @@ def _effects(view: OperatorView) -> list[str]:
 
 
 def _approvals(view: OperatorView) -> list[str]:
-    lines = [f"  approvals    {'none' if not view.approvals else ''}".rstrip()]
+    lines = [f"  approvals    {'approval rows, unsealed:' if view.approvals else 'none'}"]
     for a in view.approvals:
         expiry = "" if a.expires_at is None else f", expires {_when(a.expires_at, view.at)}"
         state = " EXPIRED" if a.expired else ""

@@ -41,7 +41,7 @@ def _insert(table: Table) -> Insert:
 INSERT_WORKFLOW = _insert(t.workflows)
 WORKFLOW = select(t.workflows).where(w.workflow_id == bindparam("workflow_id"))
 WORKFLOW_IDS = select(w.workflow_id)
-POSITIONS = select(w.workflow_id, w.sequence)
+POSITIONS = select(w.workflow_id, w.sequence).where(w.tenant == bindparam("tenant"))
 LEASE_ROW = select(w.fencing_token, w.lease_owner, w.lease_expires_at, w.sequence).where(
     w.workflow_id == bindparam("workflow_id")
 )

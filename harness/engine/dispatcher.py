@@ -150,6 +150,9 @@ class Engine:
         return self.resume(workflow_id)
 
     def resume(self, workflow_id: str) -> Outcome:
+        """Resume a workflow of this worker's tenant; another tenant's is refused
+        (`WrongTenantError`) before anything of it is read, and left as it is."""
+        self.store.workflow(workflow_id, tenant=self.settings.tenant)
         key = self.settings.secret.resolve()
         try:
             stored = self.store.latest_checkpoint(workflow_id)
@@ -195,7 +198,9 @@ class Engine:
         return _outcome(cp)
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
-        """A human approves a pending request, valid for ttl_s on this engine's clock."""
+        """A human approves a pending request, valid for ttl_s on this engine's clock; only
+        on a workflow of this worker's tenant."""
+        self.store.workflow(workflow_id, tenant=self.settings.tenant)
         self.store.grant_approval(workflow_id, gate, actor, self.clock.now() + ttl_s)
 
     # -- the steps of a resume; each one a seam a mutant can override ------------------------

@@ -5,128 +5,46 @@ their receipts, approval status, artifact hashes, the current owner, the compati
 and a reason for every blocked transition. The view is built from store rows and from the latest
 checkpoint *read through the integrity check*: a tampered or wrong-tenant checkpoint is shown as
 rejected, and then none of its fields is shown as if it were true.
+
+Only the sealed body is verified. The workflow row (status, position, budget, lease), the
+checkpoint row's own columns and the ledger and approval rows are the store's unsealed words:
+the view keeps them apart from the sealed facts (`CheckpointView.row` against `.sealed`) and
+names each place they contradict the seal, or a checkpoint is missing, as an `Anomaly` (the
+model: `operator_model`). The view is built for one tenant: another tenant's workflow is
+refused before anything of it is read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from killpoint.harness.contract.adapters import Capabilities
-from killpoint.harness.contract.records import (
-    ApprovalRecord,
-    EffectRecord,
-    EffectStatus,
-    Receipt,
-    RunStatus,
-    Versions,
-)
+from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, EffectStatus, RunStatus
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
+from killpoint.harness.engine.integrity import parse_sealed
 from killpoint.harness.engine.model import (
+    SCHEMA_VERSION,
     Budget,
     Checkpoint,
-    Lineage,
-    PendingWork,
+    StoredCheckpoint,
     WorkflowRecord,
 )
+from killpoint.harness.engine.operator_model import (
+    Action,
+    Anomaly,
+    ApprovalView,
+    ArtifactView,
+    CheckpointRow,
+    CheckpointView,
+    EffectView,
+    LeaseView,
+    OperatorView,
+    SealedCheckpoint,
+    TransitionView,
+)
 from killpoint.harness.engine.store import Store
-
-Action = Literal["none", "send", "reconcile", "retry", "escalate", "verify"]
-
-
-class _View(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class EffectView(_View):
-    operation_id: str
-    step: str
-    service: str
-    intent: str
-    idempotency_key: str
-    status: EffectStatus
-    attempts: int
-    receipt: Receipt | None
-    reason: str
-    unresolved: bool
-    action: Action
-    action_detail: str
-
-
-class ApprovalView(_View):
-    gate: str
-    status: str
-    scope: str
-    policy_version: str
-    requested_at: float
-    actor: str | None
-    expires_at: float | None
-    expired: bool | None  # None while nothing has been granted
-
-
-class ArtifactView(_View):
-    produced_by: str
-    uri: str
-    sha256: str
-    media_type: str
-
-
-class LeaseView(_View):
-    owner: str | None
-    expires_at: float | None
-    fencing_token: int
-    live: bool
-
-
-class CheckpointView(_View):
-    sequence: int
-    state: str
-    schema_version: int
-    created_at: float
-    trusted: bool
-    rejected_reason: str | None = None
-    lineage: Lineage | None = None
-    versions: Versions | None = None
-    budget: Budget | None = None
-    pending: tuple[PendingWork, ...] = ()
-    next_actions: tuple[str, ...] = ()
-
-
-class TransitionView(_View):
-    step: str
-    kind: str | None = None
-    source: str | None = None
-    target: str | None = None
-    allowed: bool
-    blocked_by: tuple[str, ...] = ()
-
-
-class OperatorView(_View):
-    workflow_id: str
-    workflow_name: str
-    tenant: str
-    database: str
-    at: float
-    status: RunStatus
-    status_reason: str
-    state: str
-    sequence: int
-    checkpoint: CheckpointView | None
-    budget: Budget
-    lease: LeaseView
-    effects: tuple[EffectView, ...]
-    approvals: tuple[ApprovalView, ...]
-    artifacts: tuple[ArtifactView, ...]
-    next_transitions: tuple[TransitionView, ...]
-    blocked: tuple[str, ...]
-
-    @property
-    def unresolved(self) -> tuple[EffectView, ...]:
-        return tuple(e for e in self.effects if e.unresolved)
 
 
 def build_view(
@@ -135,18 +53,18 @@ def build_view(
     *,
     key: bytes,
     now: float,
-    tenant: str | None = None,
+    tenant: str,
     workflows: Mapping[str, Workflow] | None = None,
     services: Mapping[str, Capabilities] | None = None,
 ) -> OperatorView:
-    """Everything `killpoint inspect` shows, judged at time `now`.
+    """Everything `killpoint inspect` shows, judged at time `now`, for an operator of `tenant`.
 
-    `tenant` defaults to the workflow's own; `workflows` and `services` are optional knowledge
-    (the definition and the services' recovery flags) that make the view more precise.
+    Another tenant's workflow is `WrongTenantError`, before any of its rows is read.
+    `workflows` and `services` are optional knowledge (the definition and the services'
+    recovery flags) that make the view more precise.
     """
-    record = store.workflow(workflow_id)
-    expected_tenant = tenant or record.tenant
-    checkpoint, cp_view = _checkpoint(store, workflow_id, key, expected_tenant)
+    record = store.workflow(workflow_id, tenant=tenant)
+    checkpoint, cp_view = _checkpoint(store, workflow_id, key, tenant)
     effects = tuple(_effect(e, (services or {}).get(e.service)) for e in store.effects(workflow_id))
     approvals = tuple(_approval(a, now) for a in store.approvals(workflow_id))
     artifacts = tuple(
@@ -157,7 +75,7 @@ def build_view(
     blocked = _blocked(
         record.status, record.status_reason, cp_view, effects, approvals, lease, budget
     )
-    wf = (workflows or {}).get(record.workflow_name)
+    wf = None if checkpoint is None else (workflows or {}).get(checkpoint.workflow_name)
     transitions = _transitions(checkpoint, wf, blocked)
     return OperatorView(
         workflow_id=workflow_id,
@@ -165,6 +83,7 @@ def build_view(
         tenant=record.tenant,
         database=store.url_for_humans,
         at=now,
+        anomalies=_anomalies(record, cp_view, checkpoint),
         status=record.status,
         status_reason=record.status_reason,
         state=record.state,
@@ -219,39 +138,79 @@ def _checkpoint(
     try:
         stored = store.latest_checkpoint(workflow_id)
     except IntegrityError as exc:  # the row itself is unreadable: rejected, nothing of it shown
-        wf = store.workflow(workflow_id)
-        return None, CheckpointView(
-            sequence=wf.sequence,
-            state=wf.state,
-            schema_version=0,
-            created_at=wf.updated_at,
-            trusted=False,
-            rejected_reason=str(exc),
-        )
+        return None, CheckpointView(trusted=False, rejected_reason=str(exc), row=None)
     if stored is None:
         return None, None
+    row = CheckpointRow(
+        sequence=stored.sequence,
+        state=stored.state,
+        schema_version=stored.schema_version,
+        created_at=stored.created_at,
+    )
     try:
         cp = open_checkpoint(stored, key, tenant)
     except IntegrityError as exc:
-        return None, CheckpointView(
-            sequence=stored.sequence,
-            state=stored.state,
-            schema_version=stored.schema_version,
-            created_at=stored.created_at,
-            trusted=False,
-            rejected_reason=str(exc),
-        )
-    return cp, CheckpointView(
+        return None, CheckpointView(trusted=False, rejected_reason=str(exc), row=row)
+    version = _sealed_version(stored)
+    sealed = SealedCheckpoint(
         sequence=cp.sequence,
         state=cp.state,
-        schema_version=stored.schema_version,
+        status=cp.status,
+        schema_version=version,
+        migrated=version != SCHEMA_VERSION,
         created_at=cp.created_at,
-        trusted=True,
         lineage=cp.lineage,
         versions=cp.versions,
         budget=cp.budget,
         pending=cp.pending,
         next_actions=cp.next_actions,
+    )
+    return cp, CheckpointView(trusted=True, row=row, sealed=sealed)
+
+
+def _sealed_version(stored: StoredCheckpoint) -> int:
+    """The schema version the body was sealed with (the column beside it is not sealed)."""
+    version = parse_sealed(stored.body).get("schema_version")
+    return version if isinstance(version, int) else SCHEMA_VERSION
+
+
+def _anomalies(
+    record: WorkflowRecord, cp: CheckpointView | None, opened: Checkpoint | None
+) -> tuple[Anomaly, ...]:
+    """Where the unsealed rows contradict the sealed checkpoint, or lack one. A rejected
+    checkpoint is not compared: nothing of it is sealed fact (its rejection is a block)."""
+    if cp is None:
+        if record.status.terminal:
+            detail = (
+                f"the workflow row says {record.status.value}, but no checkpoint proves it: "
+                "its checkpoint rows were deleted"
+            )
+        else:
+            detail = "no checkpoint row: nothing to resume from (deleted, or never written)"
+        return (Anomaly(kind="checkpoint_missing", detail=detail),)
+    if cp.sealed is None or cp.row is None or opened is None:
+        return ()
+    sealed = cp.sealed
+    pairs: list[tuple[str, str | int, str | int]] = [
+        ("checkpoints.schema_version", cp.row.schema_version, sealed.schema_version),
+        ("checkpoints.state", cp.row.state, sealed.state),
+        ("workflows.workflow_name", record.workflow_name, opened.workflow_name),
+        ("workflows.state", record.state, sealed.state),
+        ("workflows.sequence", record.sequence, sealed.sequence),
+    ]
+    if record.status is not RunStatus.QUARANTINED:  # quarantine moves the row alone, by design
+        pairs.append(("workflows.status", record.status.value, sealed.status.value))
+    return tuple(
+        Anomaly(
+            kind="unsealed_disagrees",
+            detail=f"{column} says {unsealed!r}; sealed checkpoint #{sealed.sequence} says "
+            f"{value!r}",
+            column=column,
+            unsealed=unsealed,
+            sealed=value,
+        )
+        for column, unsealed, value in pairs
+        if unsealed != value
     )
 
 
@@ -313,7 +272,8 @@ def _blocked(
     if cp is None:
         why.append("no checkpoint")
     elif not cp.trusted:
-        why.append(f"quarantined: checkpoint #{cp.sequence} rejected: {cp.rejected_reason}")
+        which = "the latest checkpoint" if cp.row is None else f"checkpoint #{cp.row.sequence}"
+        why.append(f"quarantined: {which} rejected: {cp.rejected_reason}")
     if status is RunStatus.QUARANTINED and (cp is None or cp.trusted):
         why.append(f"quarantined: {reason}")
     elif status is RunStatus.WAITING_APPROVAL:

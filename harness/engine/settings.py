@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from killpoint.harness.engine.compat import CompatibilityPolicy
 from killpoint.harness.engine.integrity import SecretRef
 
+# The tenant of a worker or operator that names none (the demo, the harness's scratch stores).
+# It is a tenant like any other: acting for it never reaches a named tenant's workflows.
+DEFAULT_TENANT = "default"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -15,7 +19,7 @@ class Settings:
     `owner=None` gives each worker a fresh name: two workers are two owners, as two processes
     would be."""
 
-    tenant: str = "default"
+    tenant: str = DEFAULT_TENANT
     owner: str | None = None
     lease_ttl: float = 30.0
     secret: SecretRef = field(default_factory=SecretRef)

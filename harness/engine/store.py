@@ -27,7 +27,12 @@ from killpoint.harness.engine import _schema as t
 from killpoint.harness.engine import _statements as q
 from killpoint.harness.engine._backends import begin_statement, build_engine, resolve_url
 from killpoint.harness.engine._sql import Database, Transaction, Tx
-from killpoint.harness.engine.errors import ConflictError, LeaseHeldError, UnknownWorkflowError
+from killpoint.harness.engine.errors import (
+    ConflictError,
+    LeaseHeldError,
+    UnknownWorkflowError,
+    WrongTenantError,
+)
 from killpoint.harness.engine.fence import Fence
 from killpoint.harness.engine.model import StoredCheckpoint, WorkflowRecord
 from killpoint.harness.engine.rows import (
@@ -158,10 +163,14 @@ class Store:
             return False
         return True
 
-    def workflow(self, workflow_id: str) -> WorkflowRecord:
+    def workflow(self, workflow_id: str, *, tenant: str | None = None) -> WorkflowRecord:
+        """The workflow row; with `tenant`, another tenant's workflow is refused
+        (`WrongTenantError`) and nothing of it, not even its tenant's name, is returned."""
         row = self.db.reading().execute(q.WORKFLOW, {"workflow_id": workflow_id}).first()
         if row is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r} in {self.url_for_humans}")
+        if tenant is not None and row["tenant"] != tenant:
+            raise WrongTenantError(f"workflow {workflow_id!r} does not belong to tenant {tenant!r}")
         return workflow_record(row)
 
     def quarantine(self, workflow_id: str, reason: str, now: float) -> None:
@@ -230,15 +239,16 @@ class Store:
         value = self.db.reading().execute(q.COMPACTED_BELOW, {"workflow_id": workflow_id}).scalar()
         return int(value or 0)
 
-    def compact(self, now: float, keep_window_s: float) -> int:
-        """Drop checkpoint rows older than the window, always keeping each workflow's latest.
+    def compact(self, now: float, keep_window_s: float, *, tenant: str) -> int:
+        """Drop one tenant's checkpoint rows older than the window, always keeping each
+        workflow's latest; another tenant's rows are not this caller's to drop.
 
         Effect rows and their log are never dropped: receipts are needed for business
         reconciliation long after the detailed replay history is gone.
         """
         dropped = 0
         with self._tx() as tx:
-            for row in tx.execute(q.POSITIONS).rows:
+            for row in tx.execute(q.POSITIONS, {"tenant": tenant}).rows:
                 doomed = {
                     "workflow_id": row["workflow_id"],
                     "latest": row["sequence"],

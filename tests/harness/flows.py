@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
-from sqlalchemy import column, insert, table, update
+from sqlalchemy import column, delete, insert, table, update
 
 from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.artifacts import FolderArtifacts
@@ -49,6 +49,16 @@ def alter_rows(store: Store, name: str, values: Mapping[str, Any], **where: Any)
     SQL on the table by its name, not through the engine's own table definitions."""
     t = table(name, *(column(c) for c in {*values, *where}), schema=store.schema)
     statement = update(t).values(dict(values))
+    for key, value in where.items():
+        statement = statement.where(t.c[key] == value)
+    with store.engine.begin() as conn:
+        return conn.execute(statement).rowcount
+
+
+def delete_rows(store: Store, name: str, **where: Any) -> int:
+    """Remove stored rows behind the engine's back (a careless clean-up, an attacker)."""
+    t = table(name, *(column(c) for c in where), schema=store.schema)
+    statement = delete(t)
     for key, value in where.items():
         statement = statement.where(t.c[key] == value)
     with store.engine.begin() as conn:

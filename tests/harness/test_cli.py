@@ -18,7 +18,7 @@ from killpoint.harness.engine.store import Store
 from killpoint.harness.killswitch import Killed
 from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
-from tests.harness.flows import kill_at
+from tests.harness.flows import alter_rows, delete_rows, kill_at
 from tests.harness.test_integrity import flip_one_byte
 
 POST = {"slug": "stopped", "title": "Stopped"}
@@ -78,7 +78,7 @@ def test_inspect_json_parses_and_carries_the_same_facts(
     )
     assert effect["receipt"] is None
     assert view["checkpoint"]["trusted"] is True
-    assert view["checkpoint"]["next_actions"] == ["create_post"]
+    assert view["checkpoint"]["sealed"]["next_actions"] == ["create_post"]
     assert view["lease"]["owner"] == "worker-a" and view["lease"]["live"] is False
     assert view["lease"]["fencing_token"] == 1
     assert [t["step"] for t in view["next_transitions"]] == ["create_post"]
@@ -100,12 +100,85 @@ def test_inspect_shows_a_tampered_checkpoint_as_rejected(
     assert view["next_transitions"] == [] and view["artifacts"] == []
 
 
-def test_inspect_with_another_tenant_rejects_the_checkpoint(
-    runner: CliRunner, stopped: str, store_url: str, clock: FakeClock
+def test_inspect_rejects_a_checkpoint_row_moved_to_another_tenant(
+    runner: CliRunner, stopped: str, store_url: str, store: Store, clock: FakeClock
 ) -> None:
-    code, out, _ = inspect(runner, store_url, clock, "--tenant", "acme")
+    """The workflow is the operator's; its latest checkpoint row claims another tenant."""
+    alter_rows(store, "checkpoints", {"tenant": "acme"}, workflow_id="wf-1", sequence=2)
+    code, out, _ = inspect(runner, store_url, clock)
     assert code == 0
-    assert "REJECTED: checkpoint wf-1#2 belongs to tenant 'default', not 'acme'" in out
+    assert "REJECTED: checkpoint wf-1#2 belongs to tenant 'acme', not 'default'" in out
+    assert "ANOMALY" not in out  # nothing sealed to compare: the rejection is the finding
+
+
+def test_an_edited_schema_version_column_is_not_shown_as_verified(
+    runner: CliRunner, stopped: str, store_url: str, store: Store, clock: FakeClock
+) -> None:
+    """The column beside the sealed body is the store's word; the body's own version is sealed."""
+    alter_rows(store, "checkpoints", {"schema_version": 99}, workflow_id="wf-1", sequence=2)
+
+    code, out, _ = inspect(runner, store_url, clock)
+
+    assert code == 0
+    assert "checkpoint   #2 state 'drafted', schema v4, sealed, integrity verified" in out
+    assert "v99" not in out.split("ANOMALY")[-1].split("\n", 1)[1]  # only the flag names it
+    assert "ANOMALY      checkpoints.schema_version says 99; sealed checkpoint #2 says 4" in out
+    _, out, _ = inspect(runner, store_url, clock, "--json")
+    view = json.loads(out)
+    assert view["checkpoint"]["sealed"]["schema_version"] == 4
+    assert view["checkpoint"]["row"]["schema_version"] == 99
+    assert view["anomalies"] == [
+        {
+            "kind": "unsealed_disagrees",
+            "detail": "checkpoints.schema_version says 99; sealed checkpoint #2 says 4",
+            "column": "checkpoints.schema_version",
+            "unsealed": 99,
+            "sealed": 4,
+        }
+    ]
+
+
+def test_the_position_is_labelled_unsealed_and_flagged_where_it_disagrees(
+    runner: CliRunner, stopped: str, store_url: str, store: Store, clock: FakeClock
+) -> None:
+    code, out, _ = inspect(runner, store_url, clock)
+    assert code == 0 and "ANOMALY" not in out
+    assert "position     state 'drafted', sequence 2  (workflow row, unsealed)" in out
+    assert "status       running  (workflow row, unsealed)" in out
+
+    alter_rows(store, "workflows", {"state": "done", "status": "completed"}, workflow_id="wf-1")
+    code, out, _ = inspect(runner, store_url, clock)
+
+    assert code == 0
+    assert "position     state 'done', sequence 2  (workflow row, unsealed)" in out
+    assert "ANOMALY      workflows.state says 'done'; sealed checkpoint #2 says 'drafted'" in out
+    assert (
+        "ANOMALY      workflows.status says 'completed'; sealed checkpoint #2 says 'running'" in out
+    )
+    _, out, _ = inspect(runner, store_url, clock, "--json")
+    assert [a["column"] for a in json.loads(out)["anomalies"]] == [
+        "workflows.state",
+        "workflows.status",
+    ]
+
+
+def test_a_completed_workflow_whose_checkpoints_were_deleted_is_flagged(
+    runner: CliRunner, new_worker: NewWorker, store_url: str, store: Store, clock: FakeClock
+) -> None:
+    new_worker().run("pure", "wf-1", {})
+    assert delete_rows(store, "checkpoints", workflow_id="wf-1") == 3
+
+    code, out, _ = inspect(runner, store_url, clock)
+
+    assert code == 0
+    assert (
+        "ANOMALY      the workflow row says completed, but no checkpoint proves it: its "
+        "checkpoint rows were deleted"
+    ) in out
+    assert "checkpoint   none" in out
+    _, out, _ = inspect(runner, store_url, clock, "--json")
+    [anomaly] = json.loads(out)["anomalies"]
+    assert anomaly["kind"] == "checkpoint_missing"
 
 
 def test_inspect_shows_approvals_with_their_expiry(
@@ -128,6 +201,7 @@ def test_inspect_shows_approvals_with_their_expiry(
     clock.advance(61)
     _, out, _ = inspect(runner, store_url, clock)
     assert "pay: granted EXPIRED by alice" in out
+    assert "ANOMALY" not in out
     assert "blocked      approval 'pay' expired at" in out
 
 
@@ -139,7 +213,7 @@ def test_compact_reports_what_it_dropped(
     args = ["compact", "--keep-window", "0", "--db", store_url, "--at", str(clock.now())]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.startswith("dropped 2 checkpoint row(s) older than 0s")
+    assert result.stdout.startswith("dropped 2 checkpoint row(s) of tenant 'default' older than 0s")
     assert [c.sequence for c in store.checkpoints("wf-1")] == [3]
 
 
@@ -150,6 +224,8 @@ def test_compact_reports_what_it_dropped(
         (["inspect", "wf-1", "--wrong"], "killpoint: No such option: --wrong"),
         (["inspect", "wf-1", "--db", "mysql://u@h/db"], "killpoint: unsupported database"),
         (["inspect", "wf-1", "--db", "sqlite:///no/such/file.sqlite"], "killpoint: no database"),
+        (["inspect", "wf-1", "--tenant", " "], "killpoint: --tenant must name a tenant"),
+        (["compact", "--keep-window", "0", "--tenant", ""], "killpoint: --tenant must name"),
         (["compact"], "killpoint: Missing option '--keep-window'"),
         (["compact", "--keep-window", "soon"], "killpoint: Invalid value for '--keep-window'"),
         (["explode"], "killpoint: No such command 'explode'"),

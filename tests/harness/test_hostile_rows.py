@@ -42,7 +42,7 @@ def test_a_text_body_quarantines_the_resume_and_is_rejected_in_the_view(
     why = "not bytes" if store.engine.dialect.name == "sqlite" else "integrity tag"
     assert outcome.status is RunStatus.QUARANTINED
     assert why in outcome.reason
-    view = build_view(store, "wf-old", key=KEY, now=clock.now())
+    view = build_view(store, "wf-old", key=KEY, now=clock.now(), tenant="default")
     assert view.checkpoint is not None and not view.checkpoint.trusted
     assert why in (view.checkpoint.rejected_reason or "")
 

@@ -23,7 +23,7 @@ def test_compaction_drops_old_checkpoints_beyond_the_window_only(
     clock.advance(100)
     new_worker().run("pure", "wf-new", {})
 
-    dropped = store.compact(clock.now(), keep_window_s=50)
+    dropped = store.compact(clock.now(), keep_window_s=50, tenant="default")
 
     assert dropped == 3
     assert [c.sequence for c in store.checkpoints("wf-old")] == [4]
@@ -37,7 +37,7 @@ def test_compaction_drops_old_checkpoints_beyond_the_window_only(
         RunStatus.COMPLETED
     )
     assert new_worker().resume("wf-old").status is RunStatus.COMPLETED
-    assert store.compact(clock.now(), keep_window_s=50) == 0
+    assert store.compact(clock.now(), keep_window_s=50, tenant="default") == 0
 
 
 def test_compaction_never_drops_the_latest_checkpoint_however_old(
@@ -45,5 +45,5 @@ def test_compaction_never_drops_the_latest_checkpoint_however_old(
 ) -> None:
     new_worker().start("pure", "wf-1", {})
     clock.advance(10_000)
-    assert store.compact(clock.now(), keep_window_s=1) == 0
+    assert store.compact(clock.now(), keep_window_s=1, tenant="default") == 0
     assert new_worker().resume("wf-1").status is RunStatus.COMPLETED
