@@ -4,9 +4,9 @@ Commands run as a user runs them, in a subprocess in the project's folder, with 
 environment's interpreter: `killpoint …` is the console script, `pytest …` loads killpoint's
 plugin by its entry point (the other plugins of this environment — Hypothesis, xdist,
 LangSmith … — are not the user's, and cost seconds at start, so autoloading is off), `python
-FILE` runs FILE. `pip install -e .` writes what pip would for the project's pyproject.toml
-(its name and its entry points, as a `.dist-info` on the path) instead of installing into this
-environment or downloading anything.
+FILE` runs FILE. `pip install …` is pip itself, building the project with this environment's
+setuptools, but into a folder of the project on the path (`--target`) and offline (`--no-index
+--no-deps --no-build-isolation`): nothing is downloaded and this environment is left alone.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from tests.docs.blocks import Block
 from tests.docs.commands import Command, program
 
 BIN = Path(sys.executable).parent
+OFFLINE = ("--quiet", "--no-index", "--no-deps", "--no-build-isolation", "--target")
 TIMEOUT_S = 300
 
 
@@ -49,6 +49,11 @@ class Project:
                 with (folder / name).open("a", encoding="utf-8") as out:
                     out.write(block.text)
 
+    @property
+    def site(self) -> Path:
+        """Where `pip install` installs: importlib.metadata finds the entry points there."""
+        return self.folder / ".installed"
+
     def environment(self) -> dict[str, str]:
         """The user's shell: none of this test session's pytest or killpoint settings."""
         env = {
@@ -57,7 +62,7 @@ class Project:
             if not k.startswith(("PYTEST_", "KILLPOINT_", "HYPOTHESIS_", "COV_"))
         }
         env.update(
-            PYTHONPATH=str(self.folder),
+            PYTHONPATH=os.pathsep.join((str(self.site), str(self.folder))),
             PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
             COLUMNS="200",
         )
@@ -66,9 +71,9 @@ class Project:
     def run(self, command: Command) -> Ran:
         argv = command.argv
         name = program(argv)
-        if name == "pip" and argv[1:] == ["install", "-e", "."]:
-            return self.install(command.text)
-        if name == "killpoint":
+        if name == "pip" and argv[1:2] == ["install"]:
+            argv = [sys.executable, "-m", "pip", "install", *OFFLINE, str(self.site), *argv[2:]]
+        elif name == "killpoint":
             argv = [str(BIN / "killpoint"), *argv[1:]]
         elif name == "pytest":
             argv = [sys.executable, "-m", "pytest", "-p", "killpoint", "-p", "no:cacheprovider"]
@@ -95,22 +100,3 @@ class Project:
             check=False,
         )
         return Ran(text, done.returncode, done.stdout)
-
-    def install(self, text: str) -> Ran:
-        """What `pip install -e .` leaves behind for importlib.metadata: the distribution's
-        name and the entry points its pyproject.toml declares."""
-        project = tomllib.loads((self.folder / "pyproject.toml").read_text())["project"]
-        name = project["name"].replace("-", "_")
-        info = self.folder / f"{name}-{project['version']}.dist-info"
-        info.mkdir(exist_ok=True)
-        (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
-        )
-        points = project.get("entry-points", {})
-        (info / "entry_points.txt").write_text(
-            "".join(
-                f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in names.items()) + "\n"
-                for group, names in points.items()
-            )
-        )
-        return Ran(text, 0, f"installed {project['name']} (entry points: {sorted(points)})")
