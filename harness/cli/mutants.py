@@ -68,7 +68,7 @@ def mutants(
     report: ReportOption = None,
 ) -> None:
     """Run the campaign against each mutant engine until the oracle catches it."""
-    checkpoint_key(engine=options.engine)
+    checkpoint_key(use="scratch")
     chosen = launch.every_scenario(options.scenarios)
     outcomes = hunt_outcomes(_targets(options, mutant), chosen, fresh_folder(workdir, "mutants"),
                              options)  # fmt: skip

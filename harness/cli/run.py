@@ -66,7 +66,7 @@ def run(
         raise KillpointError("--shard runs one slice in one process; leave out --jobs")
     preflight.outputs({"--report": report, "--junit": junit, "--out": out}, workdir)
     preflight.database(options.db)
-    checkpoint_key(engine=options.engine)
+    checkpoint_key(use="scratch")
     chosen = launch.every_scenario(options.scenarios)
     engine = launch.resolve_engine(options.engine)
     clean.bound_campaigns(workdir, keep_campaigns)
