@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.text import Text
 
+from killpoint.harness.cli._console import ci_console, line, mutant_table, table
 from killpoint.harness.results import CampaignResult, RunResult
 
 SHOWN_VIOLATIONS = 20
@@ -93,53 +95,58 @@ def write_outputs(
 
 
 def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> None:
-    """The per-scenario table, each violation with its replay command, the metrics."""
+    """The per-scenario table, each violating run with its checkers and its replay command,
+    the mutant table, the metrics, the files written."""
     from killpoint.reports import summary_json
 
-    summary = summary_json(result)
     if as_json:
-        typer.echo(json.dumps(summary, indent=2))
+        typer.echo(json.dumps(summary_json(result), indent=2))
         return
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console()
-    console.print(_table(result))
+    console = ci_console()
+    table(console, _table(result))
+    line(console, f"store: {result.backend}")
     if result.lacks:
-        console.print(
+        line(
+            console,
             f"{result.engine} keeps no {', '.join(result.lacks)}: the checks that need them "
             "answer unknown",
-            soft_wrap=True,
-            markup=False,
         )
-    for v in summary["violations"][:SHOWN_VIOLATIONS]:
-        line = f"{v['scenario']} [{v['checker']}] {v['summary']}"  # text, not markup
-        console.print(f"[red]✗[/red] {escape(line)}")
-        if v["schedule_file"]:
-            console.print(f"    replay: {replay_command(v['schedule_file'])}", soft_wrap=True)
-    console.print(
+    violating = result.violations
+    for run in violating[:SHOWN_VIOLATIONS]:
+        for v in run.verdicts:
+            if v.valid is False:
+                line(console, ("✗ ", "red"), f"{run.scenario} [{v.checker}] {v.summary}")
+        if run.schedule_file:
+            line(console, f"    replay: {replay_command(run.schedule_file)}")
+    hidden = len(violating) - SHOWN_VIOLATIONS
+    if hidden > 0:
+        line(console, f"… and {hidden} more violating runs: the result file lists them all")
+    if result.mutants:
+        table(console, mutant_table(result.mutants, "mutants hunted"))
+    line(
+        console,
         f"{len(result.runs)} runs in {result.duration_s:.1f}s, "
-        f"{len(result.violations)} violating; " + ", ".join(_figures(result))
+        f"{len(violating)} violating; " + ", ".join(_figures(result)),
     )
-    for line in written:
-        console.print(line, soft_wrap=True)
+    for written_line in written:
+        line(console, written_line)
 
 
 def _table(result: CampaignResult) -> Any:
     from rich.table import Table
 
-    table = Table(title=f"killpoint campaign — {result.engine}, {result.tier}, {result.backend}")
+    shown = Table(title=f"killpoint campaign — {result.engine}, {result.tier}")
     for column in ("scenario", "boundaries", "crashed", "runs", "violations"):
-        table.add_column(column, justify="left" if column == "scenario" else "right")
+        shown.add_column(column, justify="left" if column == "scenario" else "right")
     for cov in result.scenarios:
-        table.add_row(
+        shown.add_row(
             cov.scenario,
             str(len(cov.boundaries_discovered)),
             str(len(cov.boundaries_crashed)),
             str(cov.runs),
-            f"[red]{cov.violations}[/red]" if cov.violations else "0",
+            Text(str(cov.violations), style="red" if cov.violations else ""),
         )
-    return table
+    return shown
 
 
 def _figures(result: CampaignResult) -> list[str]:
