@@ -20,6 +20,7 @@ from rich.text import Text
 from killpoint.harness.results import MutantResult
 
 UNBOUNDED = 10_000  # columns: a table measured off a terminal takes what it needs
+SCHEDULE_WIDTH = 60  # columns: a long minimal schedule folds rather than widen its table
 
 
 def ci_console(*, stderr: bool = False) -> Console:
@@ -51,7 +52,7 @@ def mutant_table(results: Sequence[MutantResult], title: str) -> Table:
     shown = Table(title=title)
     for column in ("mutant", "caught", "checker", "runs", "seconds", "found by"):
         shown.add_column(column, justify="right" if column in ("runs", "seconds") else "left")
-    shown.add_column("minimal schedule", overflow="fold")
+    shown.add_column("minimal schedule", overflow="fold", max_width=SCHEDULE_WIDTH)
     for r in results:
         shown.add_row(
             r.mutant,

@@ -67,6 +67,15 @@ WorkdirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+QuietOption = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress on stderr: only the summary and errors.",
+        show_default=False,
+    ),
+]
 WORKDIR = Path("killpoint-out")
 
 

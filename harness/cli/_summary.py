@@ -1,4 +1,4 @@
-"""How a campaign ends on the console and on disk: progress, summary, report files.
+"""How a campaign ends on the console and on disk: the summary and the report files.
 
 Every violation in the summary comes with the command that replays it, complete as printed:
 the schedule names its engine and tier, so `killpoint replay FILE` needs nothing else.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,40 +15,9 @@ import typer
 from rich.text import Text
 
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
-from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.harness.results import CampaignResult
 
 SHOWN_VIOLATIONS = 20
-
-
-def progress_bar(enabled: bool) -> tuple[Callable[[RunResult], None], Callable[[], None]]:
-    """A live count of runs and violations on a terminal; nothing when piped (as in CI)."""
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        return (lambda result: None), (lambda: None)
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-    task = progress.add_task("starting", total=None)
-    counts = {"runs": 0, "violations": 0}
-    progress.start()
-
-    def on_run(result: RunResult) -> None:
-        counts["runs"] += 1
-        counts["violations"] += result.valid is False
-        progress.update(
-            task,
-            description=f"{result.scenario}: {counts['runs']} runs, "
-            f"{counts['violations']} violations",
-        )
-
-    return on_run, progress.stop
 
 
 def replay_command(schedule_file: str) -> str:

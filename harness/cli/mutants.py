@@ -26,9 +26,11 @@ from killpoint.harness.cli._app import app
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
 from killpoint.harness.cli._flags import with_options
 from killpoint.harness.cli._hunts import Target, hunt_outcomes
+from killpoint.harness.cli._progress import progress
 from killpoint.harness.cli._shared import (
     WORKDIR,
     JsonOption,
+    QuietOption,
     WorkdirOption,
     checkpoint_key,
     fresh_folder,
@@ -67,12 +69,17 @@ def mutants(
     workdir: WorkdirOption = WORKDIR,
     as_json: JsonOption = False,
     report: ReportOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Run the campaign against each mutant engine until the oracle catches it."""
     checkpoint_key(use="scratch")
     chosen = launch.every_scenario(options.scenarios)
-    outcomes = hunt_outcomes(_targets(options, mutant), chosen, fresh_folder(workdir, "mutants"),
-                             options)  # fmt: skip
+    targets, folder = _targets(options, mutant), fresh_folder(workdir, "mutants")
+    shown = progress(quiet)
+    try:
+        outcomes = hunt_outcomes(targets, chosen, folder, options, shown)
+    finally:
+        shown.close()
     if report is not None:
         from killpoint.harness.results import hunt_report
         from killpoint.reports import write_html

@@ -21,7 +21,7 @@ UNSET = CliRunner(env={KEY: None, "KILLPOINT_DATABASE_URL": None})
 
 def test_a_scratch_campaign_without_a_key_says_nothing_of_it(tmp_path: Path) -> None:
     result = UNSET.invoke(app, ["run", "-s", "email", "--no-double", "--no-interleave",
-                                "--no-network", "--no-named", "--explore", "0", "--json",
+                                "--no-network", "--no-named", "--explore", "0", "--quiet",
                                 "--workdir", str(tmp_path)])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert KEY not in result.stderr
