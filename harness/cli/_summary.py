@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any
 
 import typer
+from rich.table import Table
 from rich.text import Text
 
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
@@ -100,9 +100,7 @@ def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> 
         line(console, written_line)
 
 
-def _table(result: CampaignResult) -> Any:
-    from rich.table import Table
-
+def _table(result: CampaignResult) -> Table:
     shown = Table(title=f"killpoint campaign — {result.engine}, {result.tier}")
     for column in ("scenario", "boundaries", "crashed", "runs", "violations"):
         shown.add_column(column, justify="left" if column == "scenario" else "right")
