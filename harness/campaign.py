@@ -21,7 +21,7 @@ from killpoint.harness.explore import Budget, Exploration, menu
 from killpoint.harness.history import History
 from killpoint.harness.measures import measure
 from killpoint.harness.options import EXPLORE
-from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, first_hits
+from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits
 from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec
 from killpoint.harness.results import (
     CampaignResult,
@@ -54,6 +54,9 @@ class CampaignConfig:
     explore: str = EXPLORE  # `--explore RUNS|SECONDS`: generated schedules after the plan
     worker_timeout: float = 120.0  # wall seconds before a worker counts as hung
     on_run: Callable[[RunResult], None] | None = None
+    # how many runs the campaign (this shard) expects to make: told once the recordings are
+    # in, and again as the plan unfolds and the exploration ends (progress's total)
+    on_plan: Callable[[int], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
 
     @property
@@ -152,24 +155,39 @@ class Campaign:
         return self.execute(run.scenario, run.schedule, run.kind, run.expect)
 
     def run(self) -> CampaignResult:
-        """The whole plan, scenario by scenario, then the extra runs (this shard's share)."""
+        """The whole plan, scenario by scenario, then the extra runs (this shard's share), then
+        the exploration. Every recording is made first, so that the campaign can tell how many
+        runs it will make; each is kept in its place all the same."""
         started, wall = datetime.now(UTC).isoformat(timespec="seconds"), time.perf_counter()
         config = self.config
         plan = Plan(config.scenarios, config.plan_options(), config.shard)
+        recorded = {}
+        for scenario in config.scenarios:
+            recording, history = self.judge(scenario, clean(scenario).schedule, "clean")
+            plan.observe(clean(scenario), history)
+            recorded[scenario.name] = recording
+        searches = exploration(self, plan, config.scenarios)
+        announce = self._announcer(plan, searches, wall)
+        announce()
         for scenario in config.scenarios:
             done: list[tuple[PlannedRun, RunResult]] = []
             for planned in plan.scenario_runs(scenario):
-                result, history = self.execute_planned(planned)
-                plan.observe(planned, history)
+                if planned.kind == "clean":
+                    result = recorded[scenario.name]
+                    self.keep(result)
+                else:
+                    result, history = self.execute_planned(planned)
+                    plan.observe(planned, history)
                 done.append((planned, result))
             self.coverage.append(_coverage(plan.recordings[scenario.name], done))
+            announce()
         by_name = {s.name: s for s in config.scenarios}
         extra = (PlannedRun(by_name[s.scenario], kind, s) for kind, s in config.extra)
         for planned in plan.extra_runs(extra):
             self.execute_planned(planned)
-        for search in exploration(self, plan, config.scenarios):
-            for found in search.run():
-                self.keep(found)
+        for search in searches:
+            search.run()  # it keeps each of its results as it goes
+            announce()
         self.coverage = [_with_generated(c, self.runs) for c in self.coverage]
         shard = config.shard
         return CampaignResult(
@@ -185,6 +203,27 @@ class Campaign:
             runs=self.runs,
         )
 
+    def _announcer(
+        self, plan: Plan, searches: Sequence[Exploration], started: float
+    ) -> Callable[[], None]:
+        """Tells `on_plan` the runs the campaign expects to make, as it knows them now: the
+        plan's (`Plan.expected_runs`) and each search's — what it kept once it has run, else
+        its budget of runs, or for a budget of seconds as many runs as the pace so far fits."""
+        on_plan, extra = self.config.on_plan, len(self.config.extra)
+        if on_plan is None:
+            return lambda: None
+        planned = len(plan.scenarios)  # the recordings, made before the first announcement
+
+        def expected(search: Exploration) -> int:
+            if search.runs or not search.budget:
+                return len(search.results)
+            if search.budget.runs:
+                return search.budget.runs
+            pace = (time.perf_counter() - started) / max(planned, len(self.runs))
+            return round((search.budget.seconds or 0.0) / max(pace, 1e-3))
+
+        return lambda: on_plan(plan.expected_runs(extra) + sum(map(expected, searches)))
+
 
 def exploration(
     campaign: Campaign,
@@ -199,7 +238,8 @@ def exploration(
     `budget` (the campaign's by default) and `part` (a later pass, with seeds and run ids of
     its own) are for a hunt, which explores in two passes. A campaign's menus come from the
     recordings alone: a shard has the recoveries of its own single crashes only, and every
-    shard must draw what one process draws; a hunt (one process) adds the recoveries' hits."""
+    shard must draw what one process draws; a hunt (one process) adds the recoveries' hits.
+    A campaign's searches keep each result as they go; a hunt keeps what a search returns."""
     config = campaign.config
     index, total = config.shard or (1, 1)
     budget = (budget or Budget.parse(config.explore)).per_scenario(len(scenarios))
@@ -211,6 +251,7 @@ def exploration(
             seed=config.seed * 1000 + k + 500 * part,
             pairs=config.interleave and config.tier == "inprocess" and config.pairs_in_process,
             label=f"{k}" + "b" * part,
+            keep=None if hunt else campaign.keep,
         )
         for k, s in enumerate(scenarios)
         if k % total == index - 1
@@ -232,15 +273,15 @@ def _coverage(recording: History, done: list[tuple[PlannedRun, RunResult]]) -> S
     """What one scenario's runs covered: the boundaries its recording discovered, those its
     single crashes crashed (in hit order), and how each single crash (and the recording) ended."""
     outcomes = {p.hit.label(): _outcome(r) for p, r in done if p.hit is not None}
-    clean = next(r for p, r in done if p.kind == "clean")
+    recorded = next(r for p, r in done if p.kind == "clean")
     labels = [h.label() for h in first_hits(recording)]
     return ScenarioCoverage(
-        scenario=clean.scenario,
+        scenario=recorded.scenario,
         boundaries_discovered=labels,
         boundaries_crashed=[label for label in labels if label in outcomes],
         runs=len(done),
         violations=sum(1 for _, r in done if r.valid is False),
-        outcome_by_boundary=outcomes | {"(clean)": _outcome(clean)},
+        outcome_by_boundary=outcomes | {"(clean)": _outcome(recorded)},
     )
 
 

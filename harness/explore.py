@@ -168,6 +168,7 @@ class Exploration:
     pairs: bool = True  # two workers at once may be drawn (the in-process tier's, when asked)
     label: str = "x"
     clock: Callable[[], float] = time.perf_counter  # what a seconds budget is spent on
+    keep: Callable[[RunResult], None] | None = None  # each result as it is kept (progress)
     covered: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     reached: set[tuple[str, str, str]] = field(default_factory=set)
     results: list[RunResult] = field(default_factory=list)
@@ -200,8 +201,13 @@ class Exploration:
         with contextlib.suppress(_Spent, _Violation, Flaky):
             search()
         if self.best is not None:
-            self.results.append(self.best)
+            self._kept(self.best)
         return self.results
+
+    def _kept(self, result: RunResult) -> None:
+        self.results.append(result)
+        if self.keep is not None:
+            self.keep(result)
 
     def _spend(self, started: float) -> None:
         limit = self.budget.runs
@@ -235,7 +241,7 @@ class Exploration:
                 self.first_violation_at = self.runs
             self.best = result
             raise _Violation
-        self.results.append(result)
+        self._kept(result)
 
     def schedule(self, data: st.DataObject, m: Menu, base: Candidate | None) -> FaultSchedule:
         """The base combination, repeated `r` times, with the extras drawn around it.

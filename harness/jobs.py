@@ -24,14 +24,15 @@ from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.databases import pins_schema
 from killpoint.harness.merge import merge_results
-from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.harness.results import CampaignResult
 
 T = TypeVar("T")
-Progress = Callable[[RunResult], None]
+Report = Callable[[Any], None]  # what a task in a child tells this process as it goes
 
 
 def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:
-    """The campaign of `config`, in `jobs` processes (in this one when `jobs` is 1)."""
+    """The campaign of `config`, in `jobs` processes (in this one when `jobs` is 1); its
+    progress (`on_run`, `on_plan`) told in this process, the total once every shard gave its."""
     if jobs == 1 or config.shard is not None:
         return _campaign(config)
     url = config.store_url
@@ -41,21 +42,40 @@ def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:
             "schema for all; leave its search_path out (each process then gets a schema of its "
             "own) or use --jobs 1"
         )
-    progress = config.on_run
+    on_run, on_plan = config.on_run, config.on_plan
+    totals: dict[int, int] = {}
 
-    def shard(i: int) -> Callable[[Progress | None], CampaignResult]:
-        def work(report: Progress | None) -> CampaignResult:
+    def heard(i: int, event: tuple[str, Any]) -> None:
+        kind, value = event
+        if kind == "run" and on_run is not None:
+            on_run(value)
+        elif kind == "plan" and on_plan is not None:
+            totals[i] = value
+            if len(totals) == jobs:
+                on_plan(sum(totals.values()))
+
+    def shard(i: int) -> Callable[[Report | None], CampaignResult]:
+        def work(report: Report | None) -> CampaignResult:
             part = replace(
-                config, workdir=config.workdir / f"shard-{i}", shard=(i, jobs), on_run=report
+                config,
+                workdir=config.workdir / f"shard-{i}",
+                shard=(i, jobs),
+                on_run=_tell(report, "run") if on_run else None,
+                on_plan=_tell(report, "plan") if on_plan else None,
             )
             return _campaign(part)
 
         return work
 
-    parts = in_processes([shard(i) for i in range(1, jobs + 1)], progress)
+    listening = on_run is not None or on_plan is not None
+    parts = in_processes([shard(i) for i in range(1, jobs + 1)], heard if listening else None)
     merged = merge_results(parts)
     others = f" and {jobs - 1} more, one store per process"
     return merged.model_copy(update={"backend": parts[0].backend + others})
+
+
+def _tell(report: Report | None, kind: str) -> Callable[[Any], None] | None:
+    return None if report is None else (lambda value: report((kind, value)))
 
 
 def _campaign(config: CampaignConfig) -> CampaignResult:
@@ -64,22 +84,23 @@ def _campaign(config: CampaignConfig) -> CampaignResult:
 
 
 def in_processes(
-    tasks: Sequence[Callable[[Progress | None], T]], progress: Progress | None = None
+    tasks: Sequence[Callable[[Report | None], T]],
+    heard: Callable[[int, Any], None] | None = None,
 ) -> list[T]:
     """Each task in a forked child of its own, all at once; their results, in task order.
 
-    A task gets a progress callback that reports each run back to `progress` in this process.
-    A task that fails fails the whole call, with the child's traceback."""
+    With `heard`, a task gets a callback whose every value reaches `heard(task index, value)`
+    in this process. A task that fails fails the whole call, with the child's traceback."""
     ctx = multiprocessing.get_context("fork")
-    events: Any = ctx.Queue()  # ("run", RunResult) | ("done", i, result) | ("failed", i, tb)
+    events: Any = ctx.Queue()  # ("told", i, value) | ("done", i, result) | ("failed", i, tb)
     children = [
-        ctx.Process(target=_child, args=(i, task, events, progress is not None))
+        ctx.Process(target=_child, args=(i, task, events, heard is not None))
         for i, task in enumerate(tasks)
     ]
     try:
         for child in children:
             child.start()
-        results, failures = _collect(events, children, progress)
+        results, failures = _collect(events, children, heard)
     except BaseException:  # interrupted: take the children down too
         for child in children:
             if child.pid is not None:
@@ -95,7 +116,7 @@ def in_processes(
 
 
 def _collect(
-    events: Any, children: Sequence[Any], progress: Progress | None
+    events: Any, children: Sequence[Any], heard: Callable[[int, Any], None] | None
 ) -> tuple[dict[int, Any], list[str]]:
     results: dict[int, Any] = {}
     failures: list[str] = []
@@ -107,8 +128,8 @@ def _collect(
                 silent = len(children) - len(results) - len(failures)
                 failures += ["a campaign process died without a word (killed?)"] * silent
             continue
-        if event[0] == "run" and progress is not None:
-            progress(event[1])
+        if event[0] == "told" and heard is not None:
+            heard(event[1], event[2])
         elif event[0] == "done":
             results[event[1]] = event[2]
         elif event[0] == "failed":
@@ -116,9 +137,9 @@ def _collect(
     return results, failures
 
 
-def _child(i: int, task: Callable[[Progress | None], T], events: Any, report: bool) -> None:
+def _child(i: int, task: Callable[[Report | None], T], events: Any, report: bool) -> None:
     try:
-        result = task((lambda run: events.put(("run", run))) if report else None)
+        result = task((lambda value: events.put(("told", i, value))) if report else None)
         events.put(("done", i, result))
     except BaseException:
         trace = traceback.format_exc()
@@ -126,17 +147,27 @@ def _child(i: int, task: Callable[[Progress | None], T], events: Any, report: bo
         events.put(("failed", i, trace))
 
 
-def hunts_in_processes(hunts: Sequence[Callable[[], T]], jobs: int) -> list[T]:
-    """Mutant hunts spread over `jobs` children, round robin; their results, in order."""
+def hunts_in_processes(
+    hunts: Sequence[Callable[[], T]], jobs: int, on_done: Callable[[T], None] | None = None
+) -> list[T]:
+    """Mutant hunts spread over `jobs` children, round robin; their results, in order, each
+    also told to `on_done` (in this process) as it ends."""
     if jobs == 1 or len(hunts) < 2:
-        return [hunt() for hunt in hunts]
+        return [_told(hunt(), on_done) for hunt in hunts]
     slices = [list(range(j, len(hunts), jobs)) for j in range(min(jobs, len(hunts)))]
 
-    def chunk(indexes: list[int]) -> Callable[[Progress | None], list[T]]:
-        return lambda _report: [hunts[k]() for k in indexes]
+    def chunk(indexes: list[int]) -> Callable[[Report | None], list[T]]:
+        return lambda report: [_told(hunts[k](), report) for k in indexes]
 
-    done = in_processes([chunk(s) for s in slices])
+    heard = None if on_done is None else (lambda _i, result: on_done(result))
+    done = in_processes([chunk(s) for s in slices], heard)
     ordered: dict[int, T] = {}
     for indexes, results in zip(slices, done, strict=True):
         ordered.update(zip(indexes, results, strict=True))
     return [ordered[k] for k in range(len(hunts))]
+
+
+def _told(result: T, report: Callable[[T], None] | None) -> T:
+    if report is not None:
+        report(result)
+    return result

@@ -276,9 +276,11 @@ class CampaignOptions(_Declared):
         workdir: Path,
         engine: EngineSpec,
         on_run: Callable[[RunResult], None] | None = None,
+        on_plan: Callable[[int], None] | None = None,
     ) -> CampaignConfig:
         """The campaign these options describe over `scenarios`, in `workdir`, against
-        `engine` (the spec `self.engine` names, or one handed over as an object)."""
+        `engine` (the spec `self.engine` names, or one handed over as an object), telling its
+        progress to `on_run` and `on_plan`."""
         from killpoint.harness.campaign import CampaignConfig
 
         return CampaignConfig(
@@ -297,6 +299,7 @@ class CampaignOptions(_Declared):
             shard=self.shard,
             worker_timeout=self.worker_timeout,
             on_run=on_run,
+            on_plan=on_plan,
         )
 
     def hunt(self) -> dict[str, Any]:

@@ -262,6 +262,36 @@ class Plan:
         if options.named:
             yield from self._split(named(scenario, options))
 
+    def expected_runs(self, extra: int = 0) -> int:
+        """How many runs `campaign()` makes (this shard's share, with `extra` runs after the
+        plan), once every recording is in: exact for what the runs so far have shown; a single
+        crash whose recovery is not seen yet is taken to pass again the recording's hits from
+        its crash on (its pairs and doubles are drawn from them), which is close — the
+        recovery repeats the rest of the workflow, give or take a reconciliation."""
+        options, taken = self.options, itertools.count()
+        both = int(options.double) + int(
+            options.interleave and (options.tier == "inprocess" or options.real_pairs)
+        )
+
+        def mine(count: int) -> list[int]:  # of the next `count` runs a shard may split
+            return [k for k in range(count) if in_shard(next(taken), self.shard)]
+
+        total = 0
+        for scenario in self.scenarios:
+            recording = self.recordings[scenario.name]
+            hits = single_crashes(scenario, recording)
+            ranked = sorted(range(len(hits)), key=lambda n: _risk(hits[n]))  # `singles` order
+            seen = {r.name: len(r.hits) for r in self.recoveries.get(scenario.name, [])}
+            cap = max(1, math.ceil(options.double_limit / (len(hits) or 1)))
+            made = [ranked[k] for k in mine(len(ranked))]
+            paired = sum(min(cap, seen.get(str(n), len(hits) - n)) for n in made)
+            total += 1 + len(made) + both * paired
+            if options.network:
+                total += len(mine(sum(1 for _ in network(scenario, recording))))
+            if options.named:
+                total += len(mine(len(scenario.cases)))
+        return total + len(mine(extra))
+
     def extra_runs(self, runs: Iterable[PlannedRun]) -> Iterator[PlannedRun]:
         """Runs asked for beside the plan, after it, split between shards as the plan's are."""
         return self._split(runs)

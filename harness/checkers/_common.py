@@ -56,7 +56,7 @@ def related(record: EffectRecord, sends: list[RequestRecord]) -> list[RequestRec
 def cite_request(request: RequestRecord) -> str:
     key = request.business_key or "-"
     idem = request.idempotency_key
-    idem_text = f" key={idem[:14]}…" if idem else ""
+    idem_text = f" key={idem}" if idem else ""
     return (
         f"journal #{request.seq}: {request.service}.{request.operation} "
         f"[{key}]{idem_text} at t={request.time:.1f} → {request.outcome}"
@@ -65,7 +65,7 @@ def cite_request(request: RequestRecord) -> str:
 
 def cite_effect(effect: AppliedEffect) -> str:
     idem = effect.idempotency_key
-    idem_text = f" key={idem[:14]}…" if idem else ""
+    idem_text = f" key={idem}" if idem else ""
     return (
         f"applied #{effect.seq}: {effect.service}.{effect.operation} "
         f"[{effect.business_key}]{idem_text} → {effect.resource_id}"
@@ -74,7 +74,7 @@ def cite_effect(effect: AppliedEffect) -> str:
 
 def cite_record(record: EffectRecord) -> str:
     return (
-        f"ledger {record.operation_id} ({record.service}, key={record.idempotency_key[:14]}…): "
+        f"ledger {record.operation_id} ({record.service}, key={record.idempotency_key}): "
         f"{record.status.value}, {record.attempts} attempt(s) spent"
     )
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from killpoint.harness import hunt, jobs
+from killpoint.harness.cli._progress import Progress
 from killpoint.harness.options import CampaignOptions
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import MutantResult
@@ -17,7 +18,11 @@ Target = tuple[str, EngineSpec, str]
 
 
 def hunt_outcomes(
-    targets: Sequence[Target], scenarios: Sequence[Scenario], root: Path, options: CampaignOptions
+    targets: Sequence[Target],
+    scenarios: Sequence[Scenario],
+    root: Path,
+    options: CampaignOptions,
+    progress: Progress,
 ) -> list[hunt.HuntOutcome]:
     """Each target hunted in a world of its own under `root`, until the oracle catches it."""
 
@@ -25,11 +30,16 @@ def hunt_outcomes(
         folder = root / name.replace(":", "_")
         return lambda: hunt.hunt_outcome(spec, scenarios, folder, description=why, **options.hunt())
 
-    return jobs.hunts_in_processes([one(*target) for target in targets], options.jobs)
+    progress.hunting(len(targets))
+    return jobs.hunts_in_processes(
+        [one(*target) for target in targets],
+        options.jobs,
+        lambda outcome: progress.hunted(outcome.result.caught),
+    )
 
 
 def mutation_score(
-    scenarios: Sequence[Scenario], root: Path, options: CampaignOptions
+    scenarios: Sequence[Scenario], root: Path, options: CampaignOptions, progress: Progress
 ) -> list[MutantResult]:
     """Every mutant of the installed catalogues hunted; only their results cross processes."""
     from killpoint.harness.catalogue import installed
@@ -43,4 +53,9 @@ def mutation_score(
         )
 
     mutants = installed().mutants
-    return jobs.hunts_in_processes([one(n, s) for n, s in mutants.items()], options.jobs)
+    progress.hunting(len(mutants))
+    return jobs.hunts_in_processes(
+        [one(n, s) for n, s in mutants.items()],
+        options.jobs,
+        lambda result: progress.hunted(result.caught),
+    )

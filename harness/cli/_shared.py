@@ -8,7 +8,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from sqlalchemy import make_url
@@ -20,7 +20,6 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.engine import resolve_url
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, MIN_KEY_BYTES, check_key
 from killpoint.harness.engine.store import Store
-from killpoint.harness.engines.registry import FRAMEWORKS
 
 # The operator tools (`inspect`, `compact`, `demo`) open one existing store; a campaign's own
 # `--db` (where its stores go) is a campaign option (`killpoint.harness.options`).
@@ -68,6 +67,15 @@ WorkdirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+QuietOption = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress on stderr: only the summary and errors.",
+        show_default=False,
+    ),
+]
 WORKDIR = Path("killpoint-out")
 
 
@@ -93,12 +101,26 @@ def operator_tenant(tenant: str) -> str:
     return tenant
 
 
+# What a random key of this process means, by what the command does with its store. A
+# campaign's (and a replay's) stores are scratch, sealed and read by this process and the
+# workers it forks: nothing to say.
+KeyUse = Literal["scratch", "reads", "keeps"]
+_UNSET_MEANS = {
+    "reads": "checks seals with a random key for this process only, so checkpoints written "
+    "by another process show as REJECTED (export the key their writer used)",
+    "keeps": "seals its checkpoints with a random key for this process only, so a later "
+    "`killpoint inspect` shows them as REJECTED (to inspect them, first export a key, e.g. "
+    "`export {env}=$(openssl rand -hex 32)`)",
+}
+
+
 def checkpoint_key(
-    env: str = DEFAULT_KEY_ENV, engine: str | None = None, *, allow_weak: bool = False
+    env: str = DEFAULT_KEY_ENV, *, allow_weak: bool = False, use: KeyUse = "reads"
 ) -> bytes:
-    """The key from `$env`; if unset, a random one for this process only, and say so where it
-    matters: a framework's adapter seals nothing with it. A short key is refused (one line)
-    unless `allow_weak` (the demo), which only warns."""
+    """The key from `$env`; if unset, a random one for this process only, said where that
+    matters: a store another process sealed (`reads`, inspect) or one left for another process
+    to read (`keeps`, the demo). A short key is refused (one line) unless `allow_weak` (the
+    demo), which only warns."""
     value = os.environ.get(env)
     if value and not allow_weak:
         check_key(value.encode(), env)
@@ -107,13 +129,9 @@ def checkpoint_key(
     if not value:
         value = secrets.token_hex(32)
         os.environ[env] = value  # so the engine's SecretRef finds it; lives only in this process
-        if engine is not None and engine.partition(":")[0] in FRAMEWORKS:
-            return value.encode()
-        typer.echo(
-            f"killpoint: ${env} is unset; using a random key for this process only "
-            "(checkpoints sealed by other processes will show as rejected)",
-            err=True,
-        )
+        if use != "scratch":
+            means = _UNSET_MEANS[use].format(env=env)
+            typer.echo(f"killpoint: ${env} is unset: this command {means}", err=True)
     return value.encode()
 
 

@@ -1,4 +1,4 @@
-"""How a campaign ends on the console and on disk: progress, summary, report files.
+"""How a campaign ends on the console and on disk: the summary and the report files.
 
 Every violation in the summary comes with the command that replays it, complete as printed:
 the schedule names its engine and tier, so `killpoint replay FILE` needs nothing else.
@@ -8,46 +8,16 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
-from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.harness.cli._console import ci_console, line, mutant_table, table
+from killpoint.harness.results import CampaignResult
 
 SHOWN_VIOLATIONS = 20
-
-
-def progress_bar(enabled: bool) -> tuple[Callable[[RunResult], None], Callable[[], None]]:
-    """A live count of runs and violations on a terminal; nothing when piped (as in CI)."""
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        return (lambda result: None), (lambda: None)
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-    task = progress.add_task("starting", total=None)
-    counts = {"runs": 0, "violations": 0}
-    progress.start()
-
-    def on_run(result: RunResult) -> None:
-        counts["runs"] += 1
-        counts["violations"] += result.valid is False
-        progress.update(
-            task,
-            description=f"{result.scenario}: {counts['runs']} runs, "
-            f"{counts['violations']} violations",
-        )
-
-    return on_run, progress.stop
 
 
 def replay_command(schedule_file: str) -> str:
@@ -93,53 +63,56 @@ def write_outputs(
 
 
 def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> None:
-    """The per-scenario table, each violation with its replay command, the metrics."""
+    """The per-scenario table, each violating run with its checkers and its replay command,
+    the mutant table, the metrics, the files written."""
     from killpoint.reports import summary_json
 
-    summary = summary_json(result)
     if as_json:
-        typer.echo(json.dumps(summary, indent=2))
+        typer.echo(json.dumps(summary_json(result), indent=2))
         return
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console()
-    console.print(_table(result))
+    console = ci_console()
+    table(console, _table(result))
+    line(console, f"store: {result.backend}")
     if result.lacks:
-        console.print(
+        line(
+            console,
             f"{result.engine} keeps no {', '.join(result.lacks)}: the checks that need them "
             "answer unknown",
-            soft_wrap=True,
-            markup=False,
         )
-    for v in summary["violations"][:SHOWN_VIOLATIONS]:
-        line = f"{v['scenario']} [{v['checker']}] {v['summary']}"  # text, not markup
-        console.print(f"[red]✗[/red] {escape(line)}")
-        if v["schedule_file"]:
-            console.print(f"    replay: {replay_command(v['schedule_file'])}", soft_wrap=True)
-    console.print(
+    violating = result.violations
+    for run in violating[:SHOWN_VIOLATIONS]:
+        for v in run.verdicts:
+            if v.valid is False:
+                line(console, ("✗ ", "red"), f"{run.scenario} [{v.checker}] {v.summary}")
+        if run.schedule_file:
+            line(console, f"    replay: {replay_command(run.schedule_file)}")
+    hidden = len(violating) - SHOWN_VIOLATIONS
+    if hidden > 0:
+        line(console, f"… and {hidden} more violating runs: the result file lists them all")
+    if result.mutants:
+        table(console, mutant_table(result.mutants, "mutants hunted"))
+    line(
+        console,
         f"{len(result.runs)} runs in {result.duration_s:.1f}s, "
-        f"{len(result.violations)} violating; " + ", ".join(_figures(result))
+        f"{len(violating)} violating; " + ", ".join(_figures(result)),
     )
-    for line in written:
-        console.print(line, soft_wrap=True)
+    for written_line in written:
+        line(console, written_line)
 
 
-def _table(result: CampaignResult) -> Any:
-    from rich.table import Table
-
-    table = Table(title=f"killpoint campaign — {result.engine}, {result.tier}, {result.backend}")
+def _table(result: CampaignResult) -> Table:
+    shown = Table(title=f"killpoint campaign — {result.engine}, {result.tier}")
     for column in ("scenario", "boundaries", "crashed", "runs", "violations"):
-        table.add_column(column, justify="left" if column == "scenario" else "right")
+        shown.add_column(column, justify="left" if column == "scenario" else "right")
     for cov in result.scenarios:
-        table.add_row(
+        shown.add_row(
             cov.scenario,
             str(len(cov.boundaries_discovered)),
             str(len(cov.boundaries_crashed)),
             str(cov.runs),
-            f"[red]{cov.violations}[/red]" if cov.violations else "0",
+            Text(str(cov.violations), style="red" if cov.violations else ""),
         )
-    return table
+    return shown
 
 
 def _figures(result: CampaignResult) -> list[str]:

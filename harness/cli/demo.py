@@ -125,7 +125,7 @@ def demo(db: DbOption = None) -> None:
     """Run a demo workflow, kill it between the CMS's commit and the receipt, and resume it."""
     from killpoint.fake_services import InProcessServices
 
-    key = checkpoint_key(DEFAULT_KEY_ENV, allow_weak=True)
+    key = checkpoint_key(DEFAULT_KEY_ENV, allow_weak=True, use="keeps")
     store = open_store(db, must_exist=False)
     workflow_id = f"demo-{uuid4().hex[:8]}"
     say = typer.echo

@@ -23,11 +23,14 @@ import typer
 
 from killpoint.harness import launch
 from killpoint.harness.cli._app import app
+from killpoint.harness.cli._console import ci_console, line, mutant_table, table
 from killpoint.harness.cli._flags import with_options
 from killpoint.harness.cli._hunts import Target, hunt_outcomes
+from killpoint.harness.cli._progress import progress
 from killpoint.harness.cli._shared import (
     WORKDIR,
     JsonOption,
+    QuietOption,
     WorkdirOption,
     checkpoint_key,
     fresh_folder,
@@ -66,12 +69,17 @@ def mutants(
     workdir: WorkdirOption = WORKDIR,
     as_json: JsonOption = False,
     report: ReportOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Run the campaign against each mutant engine until the oracle catches it."""
-    checkpoint_key(engine=options.engine)
+    checkpoint_key(use="scratch")
     chosen = launch.every_scenario(options.scenarios)
-    outcomes = hunt_outcomes(_targets(options, mutant), chosen, fresh_folder(workdir, "mutants"),
-                             options)  # fmt: skip
+    targets, folder = _targets(options, mutant), fresh_folder(workdir, "mutants")
+    shown = progress(quiet)
+    try:
+        outcomes = hunt_outcomes(targets, chosen, folder, options, shown)
+    finally:
+        shown.close()
     if report is not None:
         from killpoint.harness.results import hunt_report
         from killpoint.reports import write_html
@@ -145,38 +153,18 @@ def _print_engine(outcome: HuntOutcome, scenarios: int) -> None:
 def _print_table(outcomes: list[HuntOutcome], scenarios: int) -> None:
     """One row per engine hunted; below the table, the replay command of each caught one,
     each on a line of its own so it can be pasted whole."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"mutants hunted over {scenarios} scenario(s)")
-    for column in (
-        "mutant",
-        "caught",
-        "checker",
-        "runs",
-        "seconds",
-        "found by",
-        "minimal schedule",
-    ):
-        table.add_column(column, overflow="fold")
-    for o in outcomes:
-        r = o.result
-        table.add_row(
-            r.mutant,
-            "yes" if r.caught else "[bold red]ESCAPED[/]",
-            r.checker or "—",
-            str(r.runs_to_detection or "—"),
-            "—" if r.seconds_to_detection is None else f"{r.seconds_to_detection:.1f}",
-            r.found_by or "—",
-            f"{r.schedule.scenario}: {r.schedule.describe()}" if r.schedule else "—",
-        )
-    Console(width=160).print(table)
+    console = ci_console()
+    table(
+        console,
+        mutant_table([o.result for o in outcomes], f"mutants hunted over {scenarios} scenario(s)"),
+    )
     for o in outcomes:
         path = _schedule_file(o)
         if path:
-            typer.echo(f"replay {o.result.mutant}: {replay_command(path)}")
+            line(console, f"replay {o.result.mutant}: {replay_command(path)}")
     escaped = [o.result.mutant for o in outcomes if not o.result.caught]
-    typer.echo(
+    line(
+        console,
         f"{len(outcomes) - len(escaped)}/{len(outcomes)} mutants caught"
-        + (f"; escaped: {', '.join(escaped)}" if escaped else "")
+        + (f"; escaped: {', '.join(escaped)}" if escaped else ""),
     )

@@ -68,7 +68,7 @@ def replay(
     schedule, scenario, spec = _load(schedule_file, engine)
     preflight.outputs({"--history": history}, workdir)
     preflight.database(options.db)
-    checkpoint_key()
+    checkpoint_key(use="scratch")
     root = fresh_folder(workdir / "replays", schedule.run_id)
     with open_world(schedule.tier, root, options.db) as world:
         result = run_in_tier(world, scenario, schedule, spec)

@@ -19,14 +19,16 @@ from killpoint.harness.cli import clean
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._flags import with_options
 from killpoint.harness.cli._hunts import mutation_score
+from killpoint.harness.cli._progress import progress
 from killpoint.harness.cli._shared import (
     WORKDIR,
     JsonOption,
+    QuietOption,
     WorkdirOption,
     checkpoint_key,
     fresh_folder,
 )
-from killpoint.harness.cli._summary import print_summary, progress_bar, write_outputs
+from killpoint.harness.cli._summary import print_summary, write_outputs
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.options import CampaignOptions
 
@@ -53,7 +55,7 @@ def run(
     junit: JunitOption = None,
     out: OutOption = None,
     as_json: JsonOption = False,
-    progress: Annotated[bool, typer.Option(help="Show progress on a terminal.")] = True,
+    quiet: QuietOption = False,
     mutants: Annotated[
         bool, typer.Option(help="Also hunt every mutant engine and report the mutation score.")
     ] = False,
@@ -66,19 +68,20 @@ def run(
         raise KillpointError("--shard runs one slice in one process; leave out --jobs")
     preflight.outputs({"--report": report, "--junit": junit, "--out": out}, workdir)
     preflight.database(options.db)
-    checkpoint_key(engine=options.engine)
+    checkpoint_key(use="scratch")
     chosen = launch.every_scenario(options.scenarios)
     engine = launch.resolve_engine(options.engine)
     clean.bound_campaigns(workdir, keep_campaigns)
-    on_run, stop = progress_bar(progress and not as_json)
-    config = options.config(chosen, fresh_folder(workdir, "campaign"), engine, on_run)
+    shown = progress(quiet)
+    folder = fresh_folder(workdir, "campaign")
+    config = options.config(chosen, folder, engine, on_run=shown.ran, on_plan=shown.planned)
     try:
         result = jobs.run_campaign(config, options.jobs)
         if mutants:
-            hunted = mutation_score(chosen, config.workdir / "mutants", options)
+            hunted = mutation_score(chosen, config.workdir / "mutants", options, shown)
             result = result.model_copy(update={"mutants": hunted})
     finally:
-        stop()
+        shown.close()
     written, unwritten = write_outputs(result, report, junit, out, keep_in=config.workdir)
     print_summary(result, as_json, written)
     if unwritten:

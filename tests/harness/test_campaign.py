@@ -143,3 +143,27 @@ def test_a_team_named_case_whose_expectation_fails_is_a_violation(
     assert run.valid is False
     (verdict,) = [v for v in run.verdicts if v.valid is False]
     assert verdict.checker == "expected_recovery" and "needs_review" in verdict.summary
+
+
+def test_a_campaign_tells_how_many_runs_it_will_make_before_its_first_and_then_exactly(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    """Progress needs a total: the recordings come first, so the first word on it comes before
+    any run is reported, close to the count; the last word is the count of runs made."""
+    events: list[tuple[str, int]] = []
+    config = CampaignConfig(
+        engine=REFERENCE,
+        scenarios=[scenarios.get("email")],
+        workdir=tmp_path,
+        double_limit=30,
+        explore="4",
+        on_run=lambda run: events.append(("run", 1)),
+        on_plan=lambda total: events.append(("plan", total)),
+    )
+    with Campaign(config) as campaign:
+        result = campaign.run()
+    totals = [n for kind, n in events if kind == "plan"]
+    made = len(result.runs)
+    assert events[0][0] == "plan" and sum(n for kind, n in events if kind == "run") == made
+    assert abs(totals[0] - made) <= 0.1 * made, (totals, made)
+    assert totals[-1] == made, totals

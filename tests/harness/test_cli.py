@@ -259,7 +259,8 @@ def test_without_a_key_the_cli_uses_a_random_one_and_says_so(
     runner = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": None})
     code, out, err = inspect(runner, store_url, clock)
     assert code == 0
-    assert "$KILLPOINT_CHECKPOINT_KEY is unset; using a random key" in err
+    assert "$KILLPOINT_CHECKPOINT_KEY is unset: this command checks seals with a random key" in err
+    assert "written by another process show as REJECTED" in err
     assert "REJECTED" in out
 
 
@@ -292,5 +293,5 @@ def test_python_dash_m_harness_runs_the_cli(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "using a random key for this process only" in done.stderr
+    assert "random key for this process only" in done.stderr
     assert "result    OK" in done.stdout

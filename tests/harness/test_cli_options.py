@@ -33,12 +33,13 @@ from tests.harness.test_options import sample
 
 COMMANDS = typer.main.get_group(app).commands
 # Flags that shape what a command writes, prints or keeps, not the campaign it runs; each one's
-# effect is pinned below, in test_cli_run.py or (keep_campaigns) in test_clean.py.
+# effect is pinned below, in test_cli_run.py, test_cli_progress.py (quiet) or (keep_campaigns)
+# in test_clean.py.
 RUN_OUTPUTS = {
-    *("workdir", "report", "junit", "out", "as_json", "progress", "mutants", "help"),
+    *("workdir", "report", "junit", "out", "as_json", "quiet", "mutants", "help"),
     "keep_campaigns",
 }
-MUTANTS_OUTPUTS = {"mutant", "workdir", "as_json", "report", "help"}
+MUTANTS_OUTPUTS = {"mutant", "workdir", "as_json", "report", "quiet", "help"}
 # Where each option lands, in the config (and the processes) `jobs.run_campaign` is given.
 IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "scenarios": lambda c, n: tuple(s.name for s in c.scenarios),
@@ -122,9 +123,13 @@ def hunts(monkeypatch: pytest.MonkeyPatch) -> list[Hunted]:
         seen.append(Hunted(spec, list(scenarios), phases))
         return HuntOutcome(MutantResult(mutant=spec.name, caught=True), None, 1)
 
-    def hunts_in_processes(work: Sequence[Callable[[], Any]], n: int) -> list[Any]:
+    def hunts_in_processes(
+        work: Sequence[Callable[[], Any]], n: int, on_done: Callable[[Any], None]
+    ) -> list[Any]:
         first = len(seen)
         done = [w() for w in work]
+        for result in done:
+            on_done(result)
         for h in seen[first:]:
             h.processes = n
         return done
@@ -162,14 +167,14 @@ def test_the_output_flags_of_run_write_what_they_name(
 ) -> None:
     out = invoke(runner, "run", "--workdir", str(tmp_path / "w"), "--report", str(tmp_path / "r"),
                  "--junit", str(tmp_path / "j"), "--out", str(tmp_path / "o"), "--json",
-                 "--no-progress")  # fmt: skip
+                 "--quiet")  # fmt: skip
     assert json.loads(out)["runs"] == 0
     assert (tmp_path / "r").read_text().startswith("<!DOCTYPE html>")
     assert "<testsuite" in (tmp_path / "j").read_text()
     assert CampaignResult.model_validate_json((tmp_path / "o").read_text()).runs == []
     [(config, _)] = campaigns
     assert config.workdir.parent == tmp_path / "w"  # a fresh folder of its own under it
-    assert config.on_run is not None  # --no-progress: a silent callback, the campaign the same
+    assert config.on_run is not None  # --quiet: a silent callback, the campaign the same
 
 
 def test_mutants_on_run_hunts_every_mutant_with_the_campaigns_options(

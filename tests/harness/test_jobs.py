@@ -34,8 +34,14 @@ def test_a_campaign_in_two_processes_gives_the_verdicts_of_one(
             engine=REFERENCE, scenarios=chosen, workdir=tmp_path / name, double_limit=10
         )
 
+    totals: list[int] = []
     one = run_campaign(config("one"), 1)
-    two = run_campaign(CampaignConfig(**{**config("two").__dict__, "on_run": seen.append}), 2)
+    two = run_campaign(
+        CampaignConfig(
+            **{**config("two").__dict__, "on_run": seen.append, "on_plan": totals.append}
+        ),
+        2,
+    )
 
     assert _verdicts(two) == _verdicts(one)
     assert [c.boundaries_crashed for c in two.scenarios] == [
@@ -44,6 +50,8 @@ def test_a_campaign_in_two_processes_gives_the_verdicts_of_one(
     assert two.shard is None and not two.violations
     # every run reported its progress back to this process (recordings run in both shards)
     assert {(r.scenario, r.run_id) for r in seen} == set(_verdicts(one))
+    # the total is told once both shards gave theirs, and at the end it is the runs reported
+    assert totals and totals[-1] == len(seen)
 
 
 def test_a_failing_process_fails_the_campaign_with_its_traceback() -> None:
@@ -60,8 +68,10 @@ def test_a_failing_process_fails_the_campaign_with_its_traceback() -> None:
 
 def test_hunts_spread_over_processes_come_back_in_order() -> None:
     hunts = [lambda k=k: k * k for k in range(5)]
-    assert hunts_in_processes(hunts, 2) == [0, 1, 4, 9, 16]
-    assert hunts_in_processes(hunts, 1) == [0, 1, 4, 9, 16]
+    for jobs in (2, 1):
+        ended: list[int] = []
+        assert hunts_in_processes(hunts, jobs, ended.append) == [0, 1, 4, 9, 16]
+        assert sorted(ended) == [0, 1, 4, 9, 16]  # each told as it ended, in this process
 
 
 def test_runs_of_one_world_do_not_depend_on_their_order(

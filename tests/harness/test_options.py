@@ -108,7 +108,9 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
 
     def on_run(result: Any) -> None: ...
 
-    config = changed.config([], tmp_path, REFERENCE, on_run)
+    def on_plan(total: int) -> None: ...
+
+    config = changed.config([], tmp_path, REFERENCE, on_run, on_plan)
     from_options = {
         "tier": changed.tier,
         "store_url": changed.db,
@@ -122,7 +124,13 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "shard": changed.shard,
         "worker_timeout": changed.worker_timeout,
     }
-    from_arguments = {"scenarios": [], "workdir": tmp_path, "engine": REFERENCE, "on_run": on_run}
+    from_arguments = {
+        "scenarios": [],
+        "workdir": tmp_path,
+        "engine": REFERENCE,
+        "on_run": on_run,
+        "on_plan": on_plan,
+    }
     not_an_option = {"extra"}  # schedules a caller appends to the plan, not a user's option
     assert {f.name for f in dataclasses.fields(CampaignConfig)} == (
         from_options.keys() | from_arguments.keys() | not_an_option

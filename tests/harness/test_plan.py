@@ -25,6 +25,7 @@ from killpoint.harness.plan import (
     PlanOptions,
     Recovery,
     Risk,
+    clean,
     crash_risk,
     doubles,
     in_shard,
@@ -346,3 +347,26 @@ def test_the_plan_needs_no_world() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_plan_expects_the_runs_it_makes_closely_then_exactly() -> None:
+    """Once the recordings are in, the expected count is close; once every single crash's
+    recovery is seen, it is the count of runs the campaign makes, sharded or not."""
+    case = _case("case", FaultSchedule(scenario="other", run_id="case"))
+    chosen = [SAGA, _scenario("other", case)]
+    recordings = {"saga": RECORDING, "other": RECORDING.model_copy(update={"scenario": "other"})}
+    for shard in (None, (1, 3), (3, 3)):
+        plan = Plan(chosen, PlanOptions(double_limit=40), shard)
+        for scenario in chosen:
+            plan.observe(clean(scenario), recordings[scenario.name])
+        guessed = plan.expected_runs(extra=2)
+        made = _unfold(plan, plan.campaign(extra_runs(chosen, 2)), recordings)
+        assert plan.expected_runs(extra=2) == len(made), shard
+        assert abs(guessed - len(made)) <= 0.15 * len(made), (shard, guessed, len(made))
+
+
+def extra_runs(chosen: list[Scenario], n: int) -> list[PlannedRun]:
+    return [
+        PlannedRun(chosen[0], "generated", FaultSchedule(scenario="saga", run_id=f"extra-{k}"))
+        for k in range(n)
+    ]

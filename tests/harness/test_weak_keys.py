@@ -30,7 +30,7 @@ def test_a_key_of_the_minimum_length_is_accepted(monkeypatch: pytest.MonkeyPatch
 
 def test_run_refuses_a_weak_key_in_one_line_before_any_folder(tmp_path: Path) -> None:
     runner = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": WEAK, "KILLPOINT_DATABASE_URL": None})
-    result = runner.invoke(app, ["run", "--workdir", str(tmp_path / "w"), "--no-progress"])
+    result = runner.invoke(app, ["run", "--workdir", str(tmp_path / "w"), "--quiet"])
     assert result.exit_code == 2, result.output
     assert "1-byte key" in result.output
     assert "Traceback" not in result.output

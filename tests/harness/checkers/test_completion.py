@@ -47,7 +47,7 @@ def test_completing_without_reading_the_effect_back_is_false_even_without_a_read
         assert verdict.refs == [EvidenceRef(kind="effect", index=1)]
         assert (
             verdict.evidence[0]
-            == "applied #1: payments.create_charge [order-1] key=order-1/create… → ch_1"
+            == "applied #1: payments.create_charge [order-1] key=order-1/create_charge → ch_1"
         )
 
 

@@ -41,6 +41,19 @@ def test_an_effect_applied_twice_is_false_citing_both() -> None:
     assert [line.split(":")[0] for line in verdict.evidence] == ["applied #1", "applied #2"]
 
 
+def test_two_idempotency_keys_alike_but_for_their_tail_are_cited_apart() -> None:
+    """A fresh key per worker keeps the operation's key as its head: the evidence must show
+    the keys whole, or the two charges look as if they were sent under one key."""
+    keys = [f"kp-2435f8d853a0c1d2e3f4a5b6c7d8e9f0a1b2c3d4-worker-{w}" for w in ("5f1c", "9e07")]
+    history = completed_run(
+        requests=[request(1, idempotency_key=keys[0]), request(2, idempotency_key=keys[1])],
+        applied=[effect(1, idempotency_key=keys[0]), effect(2, idempotency_key=keys[1])],
+    )
+    verdict = check_single_effect(history, WORKFLOW)
+    assert verdict.valid is False
+    assert [key in line for line in verdict.evidence for key in keys] == [True, False, False, True]
+
+
 def test_a_second_attempt_at_an_irreversible_action_is_false_even_if_it_failed() -> None:
     first = request(1, "send", service="mailer", key="msg-1")
     retry = request(2, "send", service="mailer", key="msg-1", outcome="error_before_commit")
