@@ -5,6 +5,8 @@ cannot come back (a lock held for good, a file gone) stops the campaign with one
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -102,7 +104,7 @@ def test_a_busy_timeout_in_the_url_is_how_long_a_writer_waits_for_a_lock(tmp_pat
     assert time.monotonic() - began < 5  # not the default 30 s
 
 
-@pytest.mark.parametrize("n", [1, 4, 9])
+@pytest.mark.parametrize("n", [1, 9])
 def test_a_store_locked_past_its_busy_timeout_is_a_death_and_the_next_worker_resumes(
     n: int, tmp_path: Path, checkpoint_key: bytes
 ) -> None:
@@ -143,8 +145,20 @@ def test_a_store_file_deleted_under_a_run_stops_it_and_is_never_made_anew(
         assert not vanish.path.exists()  # no empty store in its place
 
 
+def test_a_store_file_replaced_by_another_is_a_stop(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    path.write_bytes(b"")
+    watch = db_loss.StoreFile(f"sqlite:///{path}")
+    watch.check()  # first seen
+    watch.check()
+    shutil.copy(path, tmp_path / "copy")
+    os.replace(tmp_path / "copy", path)  # the same bytes, another file
+    with pytest.raises(db_loss.DatabaseUnavailable, match="was replaced by another file"):
+        watch.check()
+
+
 @pytest.mark.realtier
-@pytest.mark.parametrize("n", [2, 8])
+@pytest.mark.parametrize("n", [2])
 def test_a_store_file_deleted_under_a_forked_worker_stops_the_run_before_the_next_one(
     n: int, tmp_path: Path, checkpoint_key: bytes
 ) -> None:
@@ -200,7 +214,7 @@ def test_a_forked_worker_whose_connection_was_cut_died_and_the_next_one_resumes(
     url = None if backend == "sqlite" else request.getfixturevalue("postgres_url")
     crash = HitPoint(worker=1, step=None, boundary="lease.acquired")
     with open_real_world(tmp_path, url) as world:
-        for n in (2, 9, 17):
+        for n in (2, 17):
             cut = SeverAt(open_store(world.store).db, n, armed=False)
             schedule = FaultSchedule(
                 scenario=SCENARIO.name, run_id=f"cut-{n}", tier="real", crashes=(crash,)
