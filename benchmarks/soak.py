@@ -3,9 +3,11 @@
     .venv/bin/python benchmarks/soak.py                      # 8 procs x 200 workflows
     .venv/bin/python benchmarks/soak.py --procs 3 --workflows 20 --engine mutant:NAME
 
-Prints transitions per second, lease acquisitions and takeovers, the refusals the workers met
-(lost compare-and-swap, stale fence, lease held), and what the durable records show: forked
-lineages, duplicate effects, workflows left unsettled. Exit 1 when any of those is found.
+Prints transitions per second, lease acquisitions and takeovers (those of a holder paused at a
+commit until overtaken), the refusals the workers met (lost compare-and-swap, stale fence, lease
+held), and what the durable records show: forked lineages, stale writes (under a superseded
+fencing token, or a checkpoint written over), duplicate effects, workflows left unsettled. Exit
+1 when any of those is found.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def in_processes(
         for child in children:
             if child.pid is not None:
                 child.join()
-    if failures:  # the child printed its whole traceback; its last line says what went wrong
+    if failures:  # a traceback's last line (the child printed it whole), or a stop's one line
         raise KillpointError(f"a campaign process failed: {failures[0].strip().splitlines()[-1]}")
     return [results[i] for i in range(len(children))]
 
@@ -141,6 +141,8 @@ def _child(i: int, task: Callable[[Report | None], T], events: Any, report: bool
     try:
         result = task((lambda value: events.put(("told", i, value))) if report else None)
         events.put(("done", i, result))
+    except KillpointError as exc:  # a stop that says why in one line (a database gone)
+        events.put(("failed", i, str(exc)))
     except BaseException:
         trace = traceback.format_exc()
         sys.stderr.write(trace)

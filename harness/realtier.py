@@ -25,6 +25,7 @@ import httpx
 
 from killpoint.fake_services import FaultInjectingTransport, FaultPlan, Journal, ServiceProcess
 from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.db_loss import await_database, database_fault
 from killpoint.harness.forked import Standby, wait_all
 from killpoint.harness.history import GrantRecord, History, HitRecord, WorkerRecord
 from killpoint.harness.interleave import Baton
@@ -35,7 +36,7 @@ from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.world import EPOCH, World, store_for
 
-End = Literal["stopped", "sigkill", "error", "hung"]  # how a forked worker can end
+End = Literal["stopped", "sigkill", "killed", "error", "hung"]  # how a forked worker can end
 
 
 class SharedMemoryClock:
@@ -204,6 +205,8 @@ class RealRun(Run):
         if not hits:
             seen = [h for h in self.hits if h.worker == worker]
         end, reason = _ending(status, seen, result, self.world.worker_timeout_s)
+        if end == "killed":  # by its database: the next worker waits until it answers
+            await_database(self.world.store.url)
         record = WorkerRecord(
             worker=worker,
             owner=f"worker-{worker}",
@@ -299,9 +302,13 @@ class RealRun(Run):
                 result = {"error": f"unexpected in-process death {killed}"}
             except KillpointError as exc:
                 result = {"error": f"{type(exc).__name__}: {exc}"}
-            except (Exception, SystemExit) as exc:  # the engine's own, for the parent to keep
-                error = f"{type(exc).__name__}: {exc}"
-                result = {"failure": [error, traceback.format_exc()]}
+            except (Exception, SystemExit) as exc:
+                fault = database_fault(exc)
+                if fault is not None:  # it died of its database, as in process (`db_loss`)
+                    result = {"died": f"{fault}: {type(exc).__name__}"}
+                else:  # the engine's own, for the parent to keep
+                    error = f"{type(exc).__name__}: {exc}"
+                    result = {"failure": [error, traceback.format_exc()]}
             result_path.write_text(json.dumps(result))
             if baton is not None:
                 baton.finish(slot)
@@ -326,6 +333,8 @@ def _ending(
         return "hung", f"no end after {timeout:g} s; last hit {where}"
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
         return "sigkill", f"killed by signal 9 at {hits[-1].label() if hits else '?'}"
+    if "died" in result:
+        return "killed", str(result["died"])
     if "error" in result:
         return "error", str(result["error"])
     if "status" in result:

@@ -24,7 +24,7 @@ from killpoint.harness.contract.records import (
     Versions,
     is_terminal,
 )
-from killpoint.harness.db_loss import await_database, connection_lost, reconnecting
+from killpoint.harness.db_loss import await_database, database_fault, reconnecting
 from killpoint.harness.ground_truth import resolve_key
 from killpoint.harness.history import (
     ExpectedEffectRecord,
@@ -236,8 +236,9 @@ class Run:
         except KillpointError as exc:
             end, reason = "error", f"{type(exc).__name__}: {exc}"
         except (Exception, SystemExit) as exc:
-            if connection_lost(exc):  # a death, not the engine's failure (`harness.db_loss`)
-                end, reason = "killed", f"database connection lost: {type(exc).__name__}"
+            fault = database_fault(exc)
+            if fault is not None:  # a death, not the engine's failure (`harness.db_loss`)
+                end, reason = "killed", f"{fault}: {type(exc).__name__}"
                 await_database(self.world.store.url)
             else:  # the engine's own failure, for the oracle
                 end, reason = "error", self.failed(f"worker {worker}", exc)
@@ -321,6 +322,7 @@ class Run:
     def execute(self) -> History:
         worker = 0
         while worker < self.schedule.max_workers:
+            self.world.check_store()  # a store file gone is a stop, never a fresh start
             pair = self.schedule.interleave
             if (
                 pair is not None
@@ -342,6 +344,7 @@ class Run:
     def read(self) -> tuple[HistoryReader, bool]:
         """The engine's records, all at once; none when its reader fails (the engine's failure)."""
         reader, store = self.engine.history_reader, self.world.store
+        self.world.check_store()
         try:
             read = reconnecting(store.url, lambda: Recorded(reader(store), self.workflow_id))
         except Exception as exc:

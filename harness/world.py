@@ -25,6 +25,7 @@ from sqlalchemy import make_url
 from killpoint.fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.databases import drop_schemas, label, pins_schema, world_database
+from killpoint.harness.db_loss import StoreFile
 from killpoint.harness.protocol import EngineSpec, StoreHandle
 
 EPOCH = 1_800_000_000.0
@@ -100,6 +101,7 @@ class World:
     root: Path | None = None  # the harness's own folder (the store's work folder by default)
     _own: StoreHandle | None = field(default=None, repr=False)  # a fresh store of one run
     _first: StoreHandle | None = field(default=None, repr=False)  # the store it opened with
+    _file: StoreFile | None = field(default=None, repr=False)  # its SQLite file, as last seen
 
     @classmethod
     def open(cls, workdir: str | Path, store_url: str | None = None) -> World:
@@ -122,6 +124,7 @@ class World:
     def begin_run(self, engine: EngineSpec) -> None:
         """Make this world one that no earlier run has touched: no service state, the clock at
         its start, no worker folders, and a store that holds nothing of any earlier run."""
+        self.check_store()
         self.services.reset()
         self.clock.set(EPOCH)
         shutil.rmtree(self.workdir / "workers", ignore_errors=True)
@@ -129,7 +132,18 @@ class World:
             engine.reset(self.store)
         elif self.runs:
             self._fresh_store()
+        self.check_store(anew=True)
         self.runs += 1
+
+    def check_store(self, *, anew: bool = False) -> None:
+        """`DatabaseUnavailable` when the store's SQLite file was deleted or replaced since it
+        was last seen: a new worker would open an empty store there and start over. `anew`:
+        after a reset, which may delete and make the file again."""
+        if self._file is None or self._file.url != self.store.url:
+            self._file = StoreFile(self.store.url)
+        if anew:
+            self._file.forget()
+        self._file.check()
 
     def _fresh_store(self) -> None:
         """A database and work folder for the next run alone, for an engine with no reset

@@ -1,7 +1,8 @@
 """Where the backends differ: how an engine is built and how a write transaction begins.
 
 SQLite needs `BEGIN IMMEDIATE` so two writers serialize at the start of a transaction instead of
-failing on a lock upgrade, WAL so readers never block the writer, and a busy timeout. PostgreSQL
+failing on a lock upgrade, WAL so readers never block the writer, and a busy timeout (30 s, or
+the URL's `?timeout=SECONDS`: how long a writer waits for another's lock). PostgreSQL
 needs nothing special: a guarded `UPDATE … WHERE` is atomic under READ COMMITTED.
 """
 
@@ -18,6 +19,7 @@ from killpoint.harness.contract.errors import KillpointError
 
 DATABASE_URL_ENV = "KILLPOINT_DATABASE_URL"
 DEFAULT_SQLITE_PATH = "killpoint-out/killpoint.sqlite"
+BUSY_TIMEOUT_S = 30.0
 
 
 def resolve_url(url: str | None) -> str:
@@ -69,7 +71,8 @@ def _sqlite_engine(url: str, scratch: bool) -> Engine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": 30})
+    busy = {} if "timeout" in make_url(url).query else {"timeout": BUSY_TIMEOUT_S}
+    engine = create_engine(url, connect_args=busy)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:

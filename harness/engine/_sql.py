@@ -149,6 +149,8 @@ class Transaction:
 
     def __enter__(self) -> Tx:
         begin, error = self._database.begin, self._database.dbapi_error
+        if self._database.before_write is not None:
+            self._database.before_write(self._cursor.connection, begin)
         try:
             self._cursor.execute(begin)
         except error as exc:
@@ -193,7 +195,7 @@ class Database:
         self._open: weakref.WeakSet[_Connection] = weakref.WeakSet()
         self._inherited: list[_Connection] = []
         # a seam for database faults (`killpoint.harness.db_faults`): called with the driver's
-        # connection and the SQL before each write statement
+        # connection and the SQL before each write statement, a write transaction's BEGIN too
         self.before_write: Callable[[Any, str], None] | None = None
 
     def failed(self, sql: str, arguments: Any, exc: Any, cursor: Any) -> Exception:
