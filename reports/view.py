@@ -65,6 +65,7 @@ class ViolationView:
     evidence: dict[str, list[str]]  # checker -> its smallest evidence, capped
     replay: str | None  # complete by itself; None when it could not be (see `replay_command`)
     replay_from_launch: bool  # the schedule path is relative to the folder the campaign ran in
+    own_module: bool  # its engine may be a module of the user's own (a mutant is ours)
     schedule_file: str | None  # relative to the report's folder when it was written to a file
     schedule_json: str | None
     timeline: Timeline | None
@@ -283,6 +284,7 @@ def violation_view(
         replay_from_launch=(
             replay is not None and where is None and not Path(str(run.schedule_file)).is_absolute()
         ),
+        own_module=not str(run.schedule.engine).startswith("mutant:"),
         schedule_file=None
         if run.schedule_file is None
         else schedule_path(run.schedule_file, where),

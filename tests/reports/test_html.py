@@ -209,6 +209,7 @@ def test_each_caught_mutant_shows_the_run_that_caught_it(campaign: CampaignResul
     assert link.attrs["href"] == "mutants/no_ledger/schedules/order_saga-r7.json"
     assert "payments charged order-r7 twice" in html
     assert "<code>order_saga: w0 charge:transport.response_received</code>" in html
+    assert "PYTHONPATH" not in html  # a mutant is ours: no module of the user's to find
 
 
 def test_a_hunt_report_is_its_mutants_alone_green_when_each_is_caught(

@@ -97,6 +97,14 @@ def test_a_report_outside_the_launch_folder_prints_absolute_paths(tmp_path: Path
     assert where.launch_from_report == str(tmp_path / "work" / "project")
 
 
+def test_a_file_outside_the_launch_folder_is_printed_absolute(tmp_path: Path) -> None:
+    """A pytest session's schedules live under its temporary folder, not beside the report."""
+    where = Where(report_dir=tmp_path / "project" / "out", launch_dir=tmp_path / "project")
+    kept = tmp_path / "pytest-of-me" / "pytest-7" / "schedules" / "s.json"
+    assert where.path(str(kept)) == str(kept)
+    assert where.path(str(tmp_path / "project" / "s.json")) == "../s.json"
+
+
 def test_write_html_links_the_schedule_from_the_report_folder(
     campaign: CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
