@@ -200,7 +200,7 @@ def test_each_caught_mutant_shows_the_run_that_caught_it(campaign: CampaignResul
     dom = Census(html)
     [catch] = dom.by_class("catch")  # no_ledger; skip_verify kept no run, stale_approval escaped
     assert catch.tag == "details" and catch.attrs["id"] == "mutant-no_ledger"
-    assert [a.attrs["href"] for a in dom.by_class("to-catch")] == ["#mutant-no_ledger"]
+    assert "open" in catch.attrs  # a few catches are shown unfolded; many start folded
     assert len(dom.by_class("timeline")) == 1
     assert len([e for e in dom.by_class("halo") if e.tag == "circle"]) == 3  # the evidence
     replay = "killpoint replay mutants/no_ledger/schedules/order_saga-r7.json"
