@@ -92,6 +92,7 @@ class Page:
     result: CampaignResult
     metrics: CampaignMetrics
     verdict: str  # "pass" | "fail" | "unknown"
+    unjudged: int  # runs the oracle answered unknown for: why a page without violations is so
     campaign: bool  # it has runs of its own (else it is made of hunts or expected catches only)
     tiles: list[Tile]
     boundary_columns: list[str]
@@ -355,6 +356,7 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
         result=result,
         metrics=metrics,
         verdict=verdict_of(result),
+        unjudged=sum(r.valid == "unknown" for r in result.runs),
         campaign=bool(result.runs or result.scenarios)
         or not (result.mutants or result.caught_as_expected),
         tiles=tiles(metrics),

@@ -230,7 +230,9 @@ def test_an_escaped_mutant_fails_the_page_as_it_fails_the_command(
     clean = campaign.model_copy(update={"runs": [r for r in campaign.runs if r.valid is not False]})
     assert _verdict(render_html(clean)) == "fail"
     caught = [m for m in campaign.mutants if m.caught]
-    assert _verdict(render_html(clean.model_copy(update={"mutants": caught}))) == "unknown"
+    html = render_html(clean.model_copy(update={"mutants": caught}))
+    assert _verdict(html) == "unknown"  # and says why: one generated run was not judged
+    assert "no violation, but 1 run the oracle could not judge" in html
 
 
 def test_a_broken_engine_a_test_caught_as_expected_is_no_violation_of_the_page(
