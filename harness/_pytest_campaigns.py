@@ -28,8 +28,8 @@ from killpoint.harness.killswitch import Hit, KillSwitch
 from killpoint.harness.launch import resolve_engine, resolve_scenarios
 from killpoint.harness.merge import merge_results
 from killpoint.harness.options import CampaignOptions, OptionError
-from killpoint.harness.pytest_plugin import MARKER_ARGS
-from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage
+from killpoint.harness.pytest_plugin import MARKER_ARGS, Campaigned
+from killpoint.harness.results import CampaignResult, ExpectedCatch, RunResult, ScenarioCoverage
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, load_schedule
 from killpoint.harness.world import World
@@ -96,7 +96,7 @@ class CampaignRunner:
         marker_args: Sequence[Any],
         marker_kwargs: dict[str, Any],
         settings: Settings,
-        record: Callable[[str, CampaignResult], None],
+        record: Callable[[str, CampaignResult, bool], None],
     ) -> None:
         self.request, self.databases, self.workdir = request, databases, workdir
         self.marker_args, self.marker_kwargs = tuple(marker_args), marker_kwargs
@@ -153,8 +153,9 @@ class CampaignRunner:
             result = self._replay(config, self.settings.session.replay)
         else:
             result = jobs.run_campaign(config, run_options.jobs)
-        self.runs.append((config, result, bool(given.get("fail_on_violation", True))))
-        self.record(self.request.node.nodeid, result)
+        enforced = bool(given.get("fail_on_violation", True))
+        self.runs.append((config, result, enforced))
+        self.record(self.request.node.nodeid, result, enforced)
         return result
 
     def _replay(self, config: CampaignConfig, schedule_file: Path) -> CampaignResult:
@@ -245,17 +246,31 @@ class CampaignRunner:
         return lines
 
 
-def write_reports(
-    parts: list[tuple[str, CampaignResult]], report: Path | None, junit: Path | None
-) -> list[str]:
-    """Write the session's report files; one line per file written, for the summary."""
+def write_reports(parts: list[Campaigned], report: Path | None, junit: Path | None) -> list[str]:
+    """Write the session's report files; one line per file written, for the summary. The
+    broken engines tests caught as expected go into the first report, in a section of their
+    own: their runs count in none of its figures."""
     written: list[str] = []
-    for i, result in enumerate(_reports(parts)):
+    reports = _reports([(p.test, p.result) for p in parts if not p.expected])
+    catches = [ExpectedCatch.of(p.test, p.result) for p in parts if p.expected]
+    if catches:
+        first = reports[0] if reports else _catches_alone([p.result for p in parts if p.expected])
+        reports[:1] = [first.model_copy(update={"caught_as_expected": catches})]
+    for i, result in enumerate(reports):
         if report is not None:
             written.append(f"report: {write_html(result, _numbered(report, i))}")
         if junit is not None:
             written.append(f"junit: {write_junit(result, _numbered(junit, i))}")
     return written
+
+
+def _catches_alone(caught: list[CampaignResult]) -> CampaignResult:
+    """The page of a session whose campaigns were all caught as expected: their header, no
+    runs of its own."""
+    engines = ", ".join(dict.fromkeys(r.engine for r in caught))
+    return caught[0].model_copy(
+        update={"engine": engines, "lacks": [], "scenarios": [], "runs": [], "mutants": []}
+    )
 
 
 def parse_result(text: str) -> CampaignResult:

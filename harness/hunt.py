@@ -122,6 +122,7 @@ def _caught(
         found_by="exploration" if result.kind == "generated" else "plan",
         seconds_to_detection=round(seconds, 2),
         schedule=result.schedule,
+        run=result,  # its schedule file and history: the report's replay command and timeline
     )
     return HuntOutcome(caught, result, runs)
 

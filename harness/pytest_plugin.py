@@ -11,8 +11,10 @@ the store and the fake services are imported inside the fixtures and hooks that 
 The marker's arguments configure the `killpoint_campaign` fixture (as respx's marker configures
 its mock); with a scenario named, the campaign runs before the test body and any violating run
 fails the test with its checker, evidence and replay command. Campaign results of the whole
-session, from every xdist worker, become one HTML report written by the controller alone.
-Options come from the command line, then the environment, then the ini file.
+session, from every xdist worker, become one HTML report written by the controller alone; a
+campaign a passing test ran with `fail_on_violation=False` to show a broken engine caught is
+reported "caught as expected", apart, and does not turn the session red. Options come from the
+command line, then the environment, then the ini file.
 """
 
 from __future__ import annotations
@@ -47,11 +49,28 @@ MARKER_ARGS = frozenset(MARKER_ORDER)
 
 
 @dataclass
+class Campaigned:
+    """A campaign a test ran, and whether its violations were the test's to judge."""
+
+    test: str  # node id
+    result: CampaignResult
+    enforced: bool  # fail_on_violation: its violations fail the test
+    test_failed: bool = False  # the test's body failed (set after it ran)
+
+    @property
+    def expected(self) -> bool:
+        """A broken engine caught as its test expected: violations the test did not enforce,
+        and a test that passed (having asserted them). A failed test's violations stay
+        violations of the session."""
+        return not self.enforced and not self.test_failed and bool(self.result.violations)
+
+
+@dataclass
 class SessionState:
     settings: Settings
-    ran: list[tuple[str, CampaignResult]] = field(default_factory=list)
-    from_workers: list[tuple[str, str]] = field(default_factory=list)
-    parts: list[tuple[str, CampaignResult]] = field(default_factory=list)  # the whole session's
+    ran: list[Campaigned] = field(default_factory=list)
+    from_workers: list[tuple[str, str, bool, bool]] = field(default_factory=list)
+    parts: list[Campaigned] = field(default_factory=list)  # the whole session's
     written: list[str] = field(default_factory=list)
     docker: str | None = None  # why Docker is unreachable; "" once it answered
 
@@ -246,7 +265,7 @@ def killpoint_campaign(
         args,
         kwargs,
         state.settings,
-        lambda nodeid, result: state.ran.append((nodeid, result)),
+        lambda nodeid, result, enforced: state.ran.append(Campaigned(nodeid, result, enforced)),
     )
     request.node.stash[RUNNER] = runner
     return runner
@@ -273,7 +292,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
-    outcome = yield  # a failing test body keeps its own failure
+    try:
+        outcome = yield  # a failing test body keeps its own failure
+    except BaseException:
+        for part in item.config.stash[STATE].ran:
+            part.test_failed = part.test_failed or part.test == item.nodeid
+        raise
     runner = item.stash.get(RUNNER, None)
     message = runner.violations_message() if runner is not None else None
     if message:
@@ -298,14 +322,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller writes the files
-        workeroutput[WORKER_RESULTS] = [(n, r.model_dump_json()) for n, r in state.ran]
+        workeroutput[WORKER_RESULTS] = [
+            (p.test, p.result.model_dump_json(), p.enforced, p.test_failed) for p in state.ran
+        ]
         return
     if not (state.ran or state.from_workers):
         return
     from killpoint.harness._pytest_campaigns import parse_result, write_reports
 
-    received = [(nodeid, parse_result(text)) for nodeid, text in state.from_workers]
-    state.parts = sorted(state.ran + received, key=lambda part: part[0])
+    received = [Campaigned(n, parse_result(t), *flags) for n, t, *flags in state.from_workers]
+    state.parts = sorted(state.ran + received, key=lambda part: part.test)
     s = state.settings.session
     if s.report or s.junit:
         state.written = write_reports(state.parts, s.report, s.junit)
@@ -318,11 +344,24 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if not state.parts:
         return
     terminalreporter.section("killpoint")
-    runs = sum(len(r.runs) for _, r in state.parts)
-    bad = sum(len(r.violations) for _, r in state.parts)
-    n = len(state.parts)
-    terminalreporter.write_line(
-        f"{n} campaign{'s' if n != 1 else ''}, {runs} runs, {bad} violating"
-    )
+    judged = [p.result for p in state.parts if not p.expected]
+    if judged:
+        runs = sum(len(r.runs) for r in judged)
+        bad = sum(len(r.violations) for r in judged)
+        n = len(judged)
+        terminalreporter.write_line(
+            f"{n} campaign{'s' if n != 1 else ''}, {runs} runs, {bad} violating"
+        )
+    expected = [p for p in state.parts if p.expected]
+    if expected:
+        terminalreporter.write_line(
+            f"caught as expected (fail_on_violation=False, the test passed; not counted above): "
+            f"{len(expected)} campaign{'s' if len(expected) != 1 else ''}"
+        )
+    for p in expected:
+        r = p.result
+        terminalreporter.write_line(
+            f"  {p.test}: engine {r.engine}, {len(r.violations)} of {len(r.runs)} runs violating"
+        )
     for line in state.written:
         terminalreporter.write_line(line)

@@ -6,7 +6,8 @@ different machines and merged into one report.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections import Counter
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -106,6 +107,42 @@ class MutantResult(_Model):
     found_by: Literal["plan", "exploration"] | None = None
     seconds_to_detection: float | None = None  # the hunt's wall time up to the catching run
     schedule: FaultSchedule | None = None
+    # the run that caught it: its evidence, saved schedule file and history (the report's
+    # timeline and replay command); None for an escaped mutant
+    run: RunResult | None = None
+
+    @property
+    def schedule_file(self) -> str | None:
+        return self.run.schedule_file if self.run else None
+
+
+class ExpectedCatch(_Model):
+    """A campaign a test ran with `fail_on_violation=False` to show the oracle catches a broken
+    engine, and whose test passed: its violations are what the test expected, the oracle's
+    power shown, not the session's failure. Only this summary of it enters the session's
+    report, so the broken engine's runs count in none of its figures."""
+
+    test: str  # the pytest node id
+    engine: str
+    scenarios: list[str]
+    runs: int
+    violating: int  # runs judged false
+    checkers: dict[str, int]  # checker -> runs it judged false
+    first: RunResult  # the first violating run: evidence, schedule file, history
+
+    @classmethod
+    def of(cls, test: str, result: CampaignResult) -> ExpectedCatch:
+        bad = result.violations
+        checkers = Counter(v.checker for r in bad for v in r.verdicts if v.valid is False)
+        return cls(
+            test=test,
+            engine=result.engine,
+            scenarios=[s.scenario for s in result.scenarios],
+            runs=len(result.runs),
+            violating=len(bad),
+            checkers=dict(checkers.most_common()),
+            first=bad[0],
+        )
 
 
 class CampaignResult(_Model):
@@ -122,36 +159,26 @@ class CampaignResult(_Model):
     scenarios: list[ScenarioCoverage]
     runs: list[RunResult]
     mutants: list[MutantResult] = Field(default_factory=list)
+    caught_as_expected: list[ExpectedCatch] = Field(default_factory=list)
 
     @property
     def violations(self) -> list[RunResult]:
         return [r for r in self.runs if r.valid is False]
 
 
-def hunt_report(outcomes: list[Any]) -> CampaignResult:
-    """A campaign result made of hunts: each caught engine's failing run, and the mutant table.
-
-    `outcomes` are `harness.hunt.HuntOutcome`s (typed loosely to keep this module import-free).
-    """
+def hunt_report(mutants: list[MutantResult], duration_s: float = 0.0) -> CampaignResult:
+    """A campaign result made of hunts alone: the mutant table, each caught engine with the run
+    that caught it. It has no runs of its own: a caught mutant is the harness passing, not a
+    violation of the session."""
     from datetime import UTC, datetime
 
-    runs = [o.run for o in outcomes if o.run is not None]
-    names = sorted({r.scenario for r in runs})
     return CampaignResult(
         engine="mutant hunt",
         tier="inprocess",
         backend="sqlite",
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        scenarios=[
-            ScenarioCoverage(
-                scenario=n,
-                boundaries_discovered=[],
-                boundaries_crashed=[],
-                runs=sum(1 for r in runs if r.scenario == n),
-                violations=sum(1 for r in runs if r.scenario == n),
-            )
-            for n in names
-        ],
-        runs=runs,
-        mutants=[o.result for o in outcomes],
+        duration_s=duration_s,
+        scenarios=[],
+        runs=[],
+        mutants=mutants,
     )

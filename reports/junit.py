@@ -4,8 +4,10 @@ CI servers (GitLab, Jenkins, GitHub test reporters) already know how to list, co
 JUnit test cases. A campaign maps onto them as one suite per scenario with one case per
 (scenario, boundary label) crashed — the boundary is the unit a developer fixes — plus one case
 per clean, network, named or replay run, and one case per scenario for all its generated runs
-(Hypothesis may make hundreds). Mutants get their own suite: a mutant the oracle missed fails.
-A run the oracle could not judge (`unknown`) is reported as skipped, never as passed.
+(Hypothesis may make hundreds). Mutants get their own suite: a mutant the oracle missed fails,
+a caught one passes with the run that caught it. A broken engine a test caught as expected
+(`fail_on_violation=False`) passes in a suite of its own. A run the oracle could not judge
+(`unknown`) is reported as skipped, never as passed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
-from killpoint.harness.results import CampaignResult, MutantResult, RunResult
+from killpoint.harness.results import CampaignResult, ExpectedCatch, MutantResult, RunResult
 from killpoint.reports._atomic import write_atomic
 from killpoint.reports.view import replay_command
 
@@ -35,9 +37,10 @@ def boundary_of(run: RunResult) -> str | None:
 
 
 MUTANT_SUITE = "killpoint.mutants"
+EXPECTED_SUITE = "killpoint.caught_as_expected"
 
 
-def _message(run: RunResult) -> tuple[str, str]:
+def _message(run: RunResult, name_engine: bool = False) -> tuple[str, str]:
     """(short message, full text) of a violating run: checkers, evidence, replay command."""
     failed = [v for v in run.verdicts if v.valid is False]
     message = "; ".join(f"{v.checker}: {v.summary}" for v in failed) or "violation"
@@ -45,7 +48,7 @@ def _message(run: RunResult) -> tuple[str, str]:
     for verdict in failed:
         lines.append(f"[{verdict.checker}] {verdict.summary}")
         lines += [f"  {line}" for line in verdict.evidence]
-    replay = replay_command(run)
+    replay = replay_command(run, name_engine=name_engine)
     if replay is not None:
         lines.append(f"replay: {replay}")
     elif run.schedule_file:
@@ -134,6 +137,24 @@ def _mutant_suite(root: ET.Element, mutants: list[MutantResult]) -> None:
                 f"caught by {mutant.checker} after {mutant.runs_to_detection} runs; "
                 f"schedule: {schedule}"
             )
+            if mutant.run is not None:
+                out.text += "\n" + _message(mutant.run, name_engine=True)[1]
+    _count(suite)
+
+
+def _expected_suite(root: ET.Element, catches: list[ExpectedCatch]) -> None:
+    """One passing case per test that caught a broken engine as it expected."""
+    suite = ET.SubElement(root, "testsuite", name=EXPECTED_SUITE)
+    for catch in catches:
+        case = ET.SubElement(suite, "testcase", classname=EXPECTED_SUITE, name=catch.test)
+        case.set("time", "0.000")
+        checkers = ", ".join(f"{name} {n}" for name, n in catch.checkers.items())
+        out = ET.SubElement(case, "system-out")
+        out.text = (
+            f"caught as expected (fail_on_violation=False): engine {catch.engine} over "
+            f"{', '.join(catch.scenarios)}, {catch.violating} of {catch.runs} runs violating "
+            f"({checkers}); the first:\n" + _message(catch.first, name_engine=True)[1]
+        )
     _count(suite)
 
 
@@ -154,6 +175,8 @@ def junit_tree(result: CampaignResult) -> ET.ElementTree[ET.Element]:
         _scenario_suite(root, result, name)
     if result.mutants:
         _mutant_suite(root, result.mutants)
+    if result.caught_as_expected:
+        _expected_suite(root, result.caught_as_expected)
     suites = root.findall("testsuite")
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(sum(int(s.get(attr, "0")) for s in suites)))

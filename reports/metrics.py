@@ -268,6 +268,19 @@ def summary_json(result: CampaignResult) -> dict[str, Any]:
         "runs": len(result.runs),
         "per_scenario": per_scenario,
         "violations": violations,
-        "mutants": [m.model_dump(mode="json", exclude={"schedule"}) for m in result.mutants],
+        "mutants": [
+            {
+                **m.model_dump(mode="json", exclude={"schedule", "run"}),
+                "schedule_file": m.schedule_file,
+            }
+            for m in result.mutants
+        ],
+        "caught_as_expected": [
+            {
+                **c.model_dump(mode="json", exclude={"first"}),
+                "first": {"run_id": c.first.run_id, "schedule_file": c.first.schedule_file},
+            }
+            for c in result.caught_as_expected
+        ],
         "metrics": campaign_metrics(result).model_dump(mode="json"),
     }

@@ -3,9 +3,10 @@
 A campaign records schedule files relative to the folder it was launched in. A report is opened
 (and its commands run) from wherever it was written — a CI artifact, `killpoint-out/` — so the
 paths it prints are rewritten relative to the report's folder when it is written to a file —
-as long as the report lies inside the launch folder. A report written elsewhere (a temporary
-folder, another disk) would reach the files only by climbing through the machine's folders, so
-it prints them absolute.
+as long as the report and the file both lie inside the launch folder. A report written
+elsewhere (a temporary folder, another disk), or a file kept elsewhere (a pytest session's
+schedules under its temporary folder), would be reached only by climbing through the machine's
+folders, so those are printed absolute.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ class Where:
     def path(self, recorded: str) -> str:
         """`recorded` (relative to the launch folder, or absolute) relative to the report's."""
         target = Path(recorded)
-        return self._relative(target if target.is_absolute() else self.launch_dir / target)
+        if not target.is_absolute():
+            target = self.launch_dir / target
+        return self._relative(target) if target.is_relative_to(self.launch_dir) else str(target)
 
     def _relative(self, target: Path) -> str:
         if not self.report_dir.is_relative_to(self.launch_dir):

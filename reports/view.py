@@ -8,13 +8,20 @@ aggregated.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from killpoint.harness.results import CampaignResult, RunResult, Verdict
+from killpoint.harness.results import (
+    CampaignResult,
+    ExpectedCatch,
+    MutantResult,
+    RunResult,
+    Verdict,
+)
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
@@ -23,6 +30,7 @@ from killpoint.reports.timeline import Timeline, build_timeline
 
 MAX_DETAILED_VIOLATIONS = 25
 MAX_EVIDENCE_LINES = 12
+OPEN_CATCHES = 3  # up to this many caught engines are shown unfolded; more start folded
 OUTCOME_CLASSES = ("ok", "violation", "needs_review", "other", "not_crashed")
 
 
@@ -57,9 +65,26 @@ class ViolationView:
     evidence: dict[str, list[str]]  # checker -> its smallest evidence, capped
     replay: str | None  # complete by itself; None when it could not be (see `replay_command`)
     replay_from_launch: bool  # the schedule path is relative to the folder the campaign ran in
+    own_module: bool  # its engine may be a module of the user's own (a mutant is ours)
     schedule_file: str | None  # relative to the report's folder when it was written to a file
     schedule_json: str | None
     timeline: Timeline | None
+
+
+@dataclass(frozen=True)
+class MutantView:
+    result: MutantResult
+    anchor: str  # the id of its details, which its table row links to
+    caught_by: ViolationView | None  # the run that caught it (None: escaped, or not kept)
+    open: bool
+
+
+@dataclass(frozen=True)
+class ExpectedView:
+    catch: ExpectedCatch
+    anchor: str
+    first: ViolationView
+    open: bool
 
 
 @dataclass(frozen=True)
@@ -67,12 +92,16 @@ class Page:
     result: CampaignResult
     metrics: CampaignMetrics
     verdict: str  # "pass" | "fail" | "unknown"
+    unjudged: int  # runs the oracle answered unknown for: why a page without violations is so
+    campaign: bool  # it has runs of its own (else it is made of hunts or expected catches only)
     tiles: list[Tile]
     boundary_columns: list[str]
     coverage: list[CoverageRow]
     charts: list[Chart]
     violations: list[ViolationView]
     omitted_violations: int
+    mutants: list[MutantView]
+    caught_as_expected: list[ExpectedView]
     run_table: list[dict[str, Any]]
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
@@ -223,14 +252,19 @@ def charts(metrics: CampaignMetrics) -> list[Chart]:
     ]
 
 
-def replay_command(run: RunResult, where: Where | None = None) -> str | None:
+def replay_command(
+    run: RunResult, where: Where | None = None, name_engine: bool = False
+) -> str | None:
     """`killpoint replay FILE`, complete by itself: the schedule names the engine it ran, so no
-    flag is needed; FILE is relative to the report's folder when `where` says where that is.
-    None without a saved file, or when the engine was handed to the harness as an object (the
-    schedule names none, and only the test that built it can rebuild it)."""
-    if run.schedule_file is None or run.schedule.engine is None:
+    flag is needed (`name_engine` says it all the same, `--engine mutant:NAME`, where the
+    engine is the point: a caught mutant); FILE is relative to the report's folder when `where`
+    says where that is. None without a saved file, or when the engine was handed to the harness
+    as an object (the schedule names none, and only the test that built it can rebuild it)."""
+    engine = run.schedule.engine
+    if run.schedule_file is None or engine is None:
         return None
-    return f"killpoint replay {shlex.quote(schedule_path(run.schedule_file, where))}"
+    command = f"killpoint replay {shlex.quote(schedule_path(run.schedule_file, where))}"
+    return f"{command} --engine {shlex.quote(engine)}" if name_engine else command
 
 
 def schedule_path(recorded: str, where: Where | None) -> str:
@@ -238,11 +272,11 @@ def schedule_path(recorded: str, where: Where | None) -> str:
 
 
 def violation_view(
-    run: RunResult, with_timeline: bool, where: Where | None = None
+    run: RunResult, with_timeline: bool, where: Where | None = None, name_engine: bool = False
 ) -> ViolationView:
     failed = [v for v in run.verdicts if v.valid is False]
     refs = [ref for v in failed for ref in v.refs]
-    replay = replay_command(run, where)
+    replay = replay_command(run, where, name_engine)
     return ViolationView(
         run=run,
         failed=failed,
@@ -251,12 +285,55 @@ def violation_view(
         replay_from_launch=(
             replay is not None and where is None and not Path(str(run.schedule_file)).is_absolute()
         ),
+        own_module=not str(run.schedule.engine).startswith("mutant:"),
         schedule_file=None
         if run.schedule_file is None
         else schedule_path(run.schedule_file, where),
         schedule_json=None if replay else run.schedule.model_dump_json(indent=2),
         timeline=build_timeline(run.history, refs) if with_timeline and run.history else None,
     )
+
+
+def anchor(prefix: str, name: str) -> str:
+    """An element id for `name` (an engine may be `module:factory`)."""
+    return f"{prefix}-{re.sub(r'[^A-Za-z0-9_-]', '-', name)}"
+
+
+def mutant_views(result: CampaignResult, where: Where | None) -> list[MutantView]:
+    """Each mutant with the run that caught it: evidence, replay command, schedule file and
+    timeline, so a reader sees how the oracle caught it and can rerun that."""
+    caught = sum(m.run is not None for m in result.mutants)
+    return [
+        MutantView(
+            result=m,
+            anchor=anchor("mutant", m.mutant),
+            caught_by=None if m.run is None else violation_view(m.run, True, where, True),
+            open=caught <= OPEN_CATCHES,
+        )
+        for m in result.mutants
+    ]
+
+
+def expected_views(result: CampaignResult, where: Where | None) -> list[ExpectedView]:
+    catches = result.caught_as_expected
+    return [
+        ExpectedView(
+            catch=c,
+            anchor=anchor("expected", str(i)),
+            first=violation_view(c.first, True, where, True),
+            open=len(catches) <= OPEN_CATCHES,
+        )
+        for i, c in enumerate(catches, 1)
+    ]
+
+
+def verdict_of(result: CampaignResult) -> str:
+    """fail on a violation or an escaped mutant (what makes `killpoint run` exit 1), else
+    unknown if any run could not be judged, else pass. What a test caught as expected is
+    neither."""
+    if result.violations or any(not m.caught for m in result.mutants):
+        return "fail"
+    return "unknown" if any(r.valid == "unknown" for r in result.runs) else "pass"
 
 
 def run_table(result: CampaignResult) -> list[dict[str, Any]]:
@@ -275,15 +352,13 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
     metrics = campaign_metrics(result)
     violating = result.violations
     columns, rows = coverage(result)
-    verdict = (
-        "fail"
-        if violating
-        else ("unknown" if any(r.valid == "unknown" for r in result.runs) else "pass")
-    )
     return Page(
         result=result,
         metrics=metrics,
-        verdict=verdict,
+        verdict=verdict_of(result),
+        unjudged=sum(r.valid == "unknown" for r in result.runs),
+        campaign=bool(result.runs or result.scenarios)
+        or not (result.mutants or result.caught_as_expected),
         tiles=tiles(metrics),
         boundary_columns=columns,
         coverage=rows,
@@ -291,6 +366,8 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
         violations=[violation_view(r, True, where) for r in violating[:MAX_DETAILED_VIOLATIONS]],
         where=where,
         omitted_violations=max(0, len(violating) - MAX_DETAILED_VIOLATIONS),
+        mutants=mutant_views(result, where),
+        caught_as_expected=expected_views(result, where),
         run_table=run_table(result),
         violation_counts=[
             (s, c, n)

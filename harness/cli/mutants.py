@@ -15,6 +15,7 @@ violation was found, 1 when it passed every schedule. An engine expected to pass
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -76,6 +77,7 @@ def mutants(
     chosen = launch.every_scenario(options.scenarios)
     targets, folder = _targets(options, mutant), fresh_folder(workdir, "mutants")
     shown = progress(quiet)
+    started = time.perf_counter()
     try:
         outcomes = hunt_outcomes(targets, chosen, folder, options, shown)
     finally:
@@ -84,7 +86,8 @@ def mutants(
         from killpoint.harness.results import hunt_report
         from killpoint.reports import write_html
 
-        typer.echo(f"report: {write_html(hunt_report(outcomes), report)}", err=True)
+        hunts = hunt_report([o.result for o in outcomes], time.perf_counter() - started)
+        typer.echo(f"report: {write_html(hunts, report)}", err=True)
     own = options.engine is not None
     if as_json:
         typer.echo(json.dumps([_row(o, own) for o in outcomes], indent=2))
@@ -111,10 +114,6 @@ def _targets(options: CampaignOptions, names: Sequence[str] | None) -> list[Targ
     return [(n, catalogue[n], catalogue[n].description) for n in (names or list(catalogue))]
 
 
-def _schedule_file(outcome: HuntOutcome) -> str | None:
-    return outcome.run.schedule_file if outcome.run else None
-
-
 def _row(outcome: HuntOutcome, own: bool = False) -> dict[str, object]:
     r = outcome.result
     return {
@@ -125,7 +124,7 @@ def _row(outcome: HuntOutcome, own: bool = False) -> dict[str, object]:
         "found_by": r.found_by,
         "seconds_to_detection": r.seconds_to_detection,
         "schedule": r.schedule.model_dump(mode="json") if r.schedule else None,
-        "schedule_file": _schedule_file(outcome),
+        "schedule_file": r.schedule_file,
         "description": r.description,
     }
 
@@ -145,7 +144,7 @@ def _print_engine(outcome: HuntOutcome, scenarios: int) -> None:
         f"{r.mutant}: violation found by {r.checker} after {r.runs_to_detection} run(s) "
         f"({r.found_by}), in {r.schedule.scenario}: {r.schedule.describe()}"
     )
-    path = _schedule_file(outcome)
+    path = r.schedule_file
     if path:
         typer.echo(f"replay: {replay_command(path)}")
 
@@ -159,7 +158,7 @@ def _print_table(outcomes: list[HuntOutcome], scenarios: int) -> None:
         mutant_table([o.result for o in outcomes], f"mutants hunted over {scenarios} scenario(s)"),
     )
     for o in outcomes:
-        path = _schedule_file(o)
+        path = o.result.schedule_file
         if path:
             line(console, f"replay {o.result.mutant}: {replay_command(path)}")
     escaped = [o.result.mutant for o in outcomes if not o.result.caught]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shlex
@@ -124,3 +125,31 @@ def test_an_engine_that_passes_the_hunt_says_so_and_fails_the_command(tmp_path: 
     code, out = _mutants(tmp_path / "text", "--engine", "reference", "--scenario", "email")
     assert code == 1 and "reference: no violation found over 1 scenario(s)" in out
     assert "check one expected to pass with `killpoint run --engine`" in out
+
+
+def test_the_report_shows_each_caught_mutant_with_a_replay_command_that_works_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page is the hunt's, green since every mutant was caught; the mutant's section holds
+    the run that caught it, and its replay command, run as printed in the report's folder,
+    reproduces the violation."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner(env=ENV).invoke(
+        app,
+        ["mutants", "-m", "budgets_reset_on_restart", "-s", "approval_refund",
+         "--report", "out/hunt.html"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "out" / "hunt.html").read_text()
+    assert '<span class="badge pass">' in page and 'id="violations"' not in page
+    catch = page[page.index('id="mutant-budgets_reset_on_restart"') :]
+    assert "budget_preserved" in catch and 'class="timeline"' in catch
+    link = re.search(r'class="schedule-file" href="([^"]+)"', catch)
+    command = re.search(r'<pre class="replay"><code>([^<]+)</code>', catch)
+    assert link is not None and command is not None
+    assert (tmp_path / "out" / link.group(1)).is_file()
+    assert command.group(1).endswith(" --engine mutant:budgets_reset_on_restart")
+    monkeypatch.chdir(tmp_path / "out")  # "run it in this report's folder"
+    replayed = CliRunner(env=ENV).invoke(app, shlex.split(html.unescape(command.group(1)))[1:])
+    assert replayed.exit_code == 1
+    assert re.search(r"budget_preserved +VIOLATION", replayed.stdout)

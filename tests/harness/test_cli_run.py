@@ -240,16 +240,27 @@ def test_a_campaign_against_a_mutant_reports_its_violation_with_timeline_and_rep
 
 
 def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
     code, out, _ = _run(
         runner,
         "run -s approval_refund --no-double --no-interleave --no-network --explore 10 --mutants "
-        "--json --workdir",
+        "--json --report",
+        str(report),
+        "--workdir",
         str(tmp_path),
     )
     summary = json.loads(out)
     caught = {m["mutant"]: m["caught"] for m in summary["mutants"]}
     assert caught["budgets_reset_on_restart"] and caught["approvals_not_revalidated"]
     assert code == (0 if all(caught.values()) else 1)
+    # each caught mutant's run is on the page, with its saved schedule and replay command
+    page = report.read_text()
+    files = [m["schedule_file"] for m in summary["mutants"] if m["caught"]]
+    assert files and all(Path(f).is_file() for f in files)
+    assert page.count('<details class="catch mutant-catch"') == len(files)
+    for mutant in summary["mutants"]:
+        if mutant["caught"]:
+            assert f"--engine mutant:{mutant['mutant']}</code>" in page
 
 
 def test_mutants_hunts_a_teams_own_engine(
@@ -305,8 +316,13 @@ def test_run_in_two_processes_summarizes_the_same_campaign(
         assert second[key] == first[key], key
 
     def hunted(summary: dict[str, list[dict[str, object]]]) -> list[dict[str, object]]:
-        return [  # a hunt's seconds are the one figure that may differ
-            {k: v for k, v in m.items() if k != "seconds_to_detection"} for m in summary["mutants"]
+        return [  # a hunt's seconds may differ, and its schedule is saved in its own workdir
+            {
+                k: Path(str(v)).name if k == "schedule_file" else v
+                for k, v in m.items()
+                if k != "seconds_to_detection"
+            }
+            for m in summary["mutants"]
         ]
 
     assert hunted(second) == hunted(first)

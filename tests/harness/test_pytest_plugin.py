@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -91,6 +93,13 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     """A pytest session in this process with the killpoint plugin, as a user's would have it."""
     return pytester.runpytest("-p", "killpoint", *args)
+
+
+def run_alone(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """`run` in a process of its own: one copy of each of our modules, as a user's session has
+    (in this process, pytester drops the modules an inner session imported, and the next one
+    would mix the new copies with the ones this process holds)."""
+    return pytester.runpytest_subprocess("-p", "killpoint", *args)
 
 
 def test_fixtures_give_a_store_services_world_and_killswitch(pytester: pytest.Pytester) -> None:
@@ -213,6 +222,68 @@ def test_session_report_and_junit_are_written_side_by_side(pytester: pytest.Pyte
     assert "batch" not in (pytester.path / "out" / "report-2.html").read_text()
     assert "<testsuite" in (pytester.path / "j.xml").read_text()
     result.stdout.fnmatch_lines(["report: *report.html", "junit: *j.xml"])
+
+
+# The documented way to show that the oracle catches a broken engine; email's single crashes
+# are enough to catch one that keeps no ledger.
+CATCHES_A_BROKEN_ENGINE = """
+import pytest
+
+CHEAP = dict(double=False, network=False, named=False, interleave=False, explore="0")
+
+
+@pytest.mark.killpoint("email", **CHEAP)
+def test_email(): pass
+
+
+@pytest.mark.killpoint("email", fail_on_violation=False, **CHEAP)
+def test_the_oracle_catches_it(killpoint_campaign):
+    result = killpoint_campaign(engine="mutant:only_conversation_saved")
+    assert result.violations
+"""
+
+
+def test_a_broken_engine_caught_as_expected_leaves_the_session_green(
+    pytester: pytest.Pytester,
+) -> None:
+    """Its violations are in a section of their own, in the page, the JUnit file and the
+    terminal summary, and in none of the session's counts."""
+    pytester.makepyfile(test_oracle=CATCHES_A_BROKEN_ENGINE)
+    result = run_alone(pytester, "--killpoint-report=report.html", "--killpoint-junit=j.xml")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "1 campaign, * runs, 0 violating",
+            "caught as expected (fail_on_violation=False, the test passed; *): 1 campaign",
+            "  test_oracle.py::test_the_oracle_catches_it: engine only_conversation_saved, "
+            "* of * runs violating",
+        ]
+    )
+    page = (pytester.path / "report.html").read_text()
+    assert re.search(r'<span class="badge (pass|unknown)">', page)  # not FAIL
+    assert re.search(r'id="tile-violations" data-state="good">\s*<div class="tile-value">0<', page)
+    expected = page[page.index('<section id="expected"') :]
+    assert "test_oracle.py::test_the_oracle_catches_it" in expected
+    assert "only_conversation_saved" in expected and 'class="timeline"' in expected
+    junit = ET.parse(pytester.path / "j.xml").getroot()
+    assert junit.get("failures") == "0"
+    [case] = junit.findall("testsuite[@name='killpoint.caught_as_expected']/testcase")
+    assert case.get("name") == "test_oracle.py::test_the_oracle_catches_it"
+
+
+def test_violations_a_failed_test_did_not_enforce_are_still_the_session_s(
+    pytester: pytest.Pytester,
+) -> None:
+    """A test that failed says nothing was as it expected: its campaign is no catch."""
+    pytester.makepyfile(
+        test_oracle=CATCHES_A_BROKEN_ENGINE.replace("assert result.violations", "assert 0")
+    )
+    result = run_alone(pytester, "--killpoint-report=report.html")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["2 campaigns, * runs, [1-9]* violating"])
+    pages = [(pytester.path / name).read_text() for name in ("report.html", "report-2.html")]
+    assert ['<span class="badge fail">' in page for page in pages] == [False, True]  # the broken
+    assert not any('id="expected"' in page for page in pages)  # engine's own report is red
 
 
 def test_under_xdist_only_the_controller_writes_the_report(

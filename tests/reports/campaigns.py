@@ -1,8 +1,9 @@
 """Campaign results for the report tests, built from the harness's own typed records.
 
 Two scenarios, eight runs, three mutants. The one violating run carries the history of the
-seed's classic duplicate charge (`tests.reports.duplicate_charge`); every schedule names its
-engine, as a campaign's do, so its replay command is complete.
+seed's classic duplicate charge (`tests.reports.duplicate_charge`), and so does the run that
+caught the first mutant; every schedule names its engine, as a campaign's do, so its replay
+command is complete.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.history import History
 from killpoint.harness.results import (
     CampaignResult,
+    ExpectedCatch,
     MutantResult,
     RunKind,
     RunMeasures,
@@ -38,12 +40,14 @@ SAGA_LABELS = [
 PUBLISH_LABELS = ["lease.acquired", "draft:step.begin", "publish:effect.started"]
 
 
-def _schedule(scenario: str, run_id: str, label: str | None = None, **kw: Any) -> FaultSchedule:
+def _schedule(
+    scenario: str, run_id: str, label: str | None = None, engine: str = ENGINE, **kw: Any
+) -> FaultSchedule:
     crashes: tuple[HitPoint, ...] = ()
     if label is not None:
         step, _, boundary = label.rpartition(":")
         crashes = (HitPoint(worker=0, step=step or None, boundary=boundary),)
-    return FaultSchedule(scenario=scenario, run_id=run_id, engine=ENGINE, crashes=crashes, **kw)
+    return FaultSchedule(scenario=scenario, run_id=run_id, engine=engine, crashes=crashes, **kw)
 
 
 def _run(
@@ -100,8 +104,11 @@ def _recovered(recovery_steps: int, clock_s: float, wall_s: float, **more: Any) 
     )
 
 
-def _duplicate_charge_run() -> RunResult:
-    schedule = _schedule("order_saga", "r7", BAD_LABEL)
+def duplicate_charge_run(
+    engine: str = ENGINE, schedule_file: str = "killpoint-out/schedules/order_saga-r7.json"
+) -> RunResult:
+    """The seed's classic violation: charged twice after a death in the lost-response window."""
+    schedule = _schedule("order_saga", "r7", BAD_LABEL, engine)
     measures = _recovered(
         13, 120.0, 0.05, **_stored(4, 12, 16, 5200), duplicate_effects=1, downstream_attempts=2
     ).model_copy(update={"within_budget": False})
@@ -115,7 +122,7 @@ def _duplicate_charge_run() -> RunResult:
         verdicts=[violation_verdict(), Verdict(checker="monotonic_sequence", valid=True)],
         schedule=schedule,
         history=duplicate_charge_history(schedule),
-        schedule_file="killpoint-out/schedules/order_saga-r7.json",
+        schedule_file=schedule_file,
     )
 
 
@@ -143,7 +150,7 @@ def _saga_runs() -> list[RunResult]:
             _recovered(6, 61.0, 0.03, **_stored(5, 11, 14, 4600)),
             crashed=prepared,
         ),
-        _duplicate_charge_run(),
+        duplicate_charge_run(),
         _run(
             "order_saga",
             "r8",
@@ -220,7 +227,10 @@ def _mutants() -> list[MutantResult]:
             runs_to_detection=4,
             found_by="plan",
             seconds_to_detection=0.8,
-            schedule=_schedule("order_saga", "r7", BAD_LABEL),
+            schedule=_schedule("order_saga", "r7", BAD_LABEL, "mutant:no_ledger"),
+            run=duplicate_charge_run(
+                "mutant:no_ledger", "killpoint-out/mutants/no_ledger/schedules/order_saga-r7.json"
+            ),
         ),
         MutantResult(
             mutant="skip_verify",
@@ -261,3 +271,24 @@ def empty_campaign() -> CampaignResult:
         scenarios=[],
         runs=[],
     )
+
+
+EXPECTING_TEST = "tests/test_oracle.py::test_the_oracle_catches_a_broken_engine"
+
+
+def with_a_catch_as_expected(campaign: CampaignResult) -> CampaignResult:
+    """`campaign` with a test's campaign of a broken engine beside it, which that test ran with
+    `fail_on_violation=False` and passed: 1 of its 2 runs charged twice."""
+    broken = CampaignResult(
+        engine="mutant:no_ledger",
+        tier="inprocess",
+        backend="sqlite",
+        started_at="2026-05-01T12:00:00Z",
+        scenarios=_coverage()[:1],
+        runs=[
+            _run("order_saga", "r0", "clean", "clean", _clean(_stored(5, 10, 12, 4000))),
+            duplicate_charge_run("mutant:no_ledger", "tmp/campaign-1/schedules/order_saga-r7.json"),
+        ],
+    )
+    catch = ExpectedCatch.of(EXPECTING_TEST, broken)
+    return campaign.model_copy(update={"caught_as_expected": [catch]})

@@ -29,3 +29,9 @@ class Census(HTMLParser):
 
     def by_id(self, element_id: str) -> Element | None:
         return next((e for e in self.elements if e.attrs.get("id") == element_id), None)
+
+
+def section_of(html: str, section_id: str) -> str:
+    """The markup of one `<section id=…>` of a page (sections do not nest)."""
+    start = html.index(f'<section id="{section_id}"')
+    return html[start : html.index("</section>", start)]

@@ -77,6 +77,16 @@ def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
     assert page.locator(".violation svg.timeline circle.halo").count() == 3
     replay = page.locator(".violation pre.replay").inner_text()
     assert replay == "killpoint replay schedules/order_saga-r7.json"
+    catch = page.locator("#mutant-no_ledger")  # under its row: the run that caught the mutant
+    assert catch.locator("pre.replay").inner_text() == (
+        "killpoint replay mutants/no_ledger/schedules/order_saga-r7.json --engine mutant:no_ledger"
+    )
+    timeline = catch.locator("svg.timeline").bounding_box()
+    assert timeline is not None and timeline["width"] > 300 and timeline["height"] > 100
+    catch.locator("summary").click()  # folds away, and the table keeps to the page's width
+    assert not catch.locator("svg.timeline").is_visible()
+    table = page.locator("#mutants table.mutants").bounding_box()
+    assert table is not None and table["width"] < 1366
     box = page.locator("#chart-recovery-clock svg").bounding_box()
     assert box is not None and box["width"] > 100 and box["height"] > 100
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)

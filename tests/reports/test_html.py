@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from html import unescape
 
-from killpoint.harness.results import CampaignResult, RunResult, Verdict
+from killpoint.harness.results import CampaignResult, RunResult, Verdict, hunt_report
 from killpoint.reports.html import render_html
+from killpoint.reports.places import Where
 from killpoint.reports.view import MAX_DETAILED_VIOLATIONS, build_page
-from tests.reports.dom import Census
+from tests.reports.campaigns import EXPECTING_TEST, with_a_catch_as_expected
+from tests.reports.dom import Census, section_of
 
 
 def test_the_page_has_every_section(campaign: CampaignResult) -> None:
@@ -82,7 +84,7 @@ def test_the_mutants_say_what_found_each_and_how_fast(campaign: CampaignResult) 
 def test_a_violation_shows_its_timeline_evidence_and_replay_command(
     campaign: CampaignResult,
 ) -> None:
-    html = render_html(campaign)
+    html = section_of(render_html(campaign), "violations")
     dom = Census(html)
     assert len(dom.by_class("violation")) == 1
     assert len(dom.by_class("timeline")) == 1
@@ -93,7 +95,7 @@ def test_a_violation_shows_its_timeline_evidence_and_replay_command(
 
 def test_without_a_schedule_file_the_schedule_json_is_inline(campaign: CampaignResult) -> None:
     runs = [r.model_copy(update={"schedule_file": None}) for r in campaign.runs]
-    html = render_html(campaign.model_copy(update={"runs": runs}))
+    html = section_of(render_html(campaign.model_copy(update={"runs": runs})), "violations")
     assert "killpoint replay killpoint-out" not in html
     assert "&#34;scenario&#34;: &#34;order_saga&#34;" in html
 
@@ -135,7 +137,8 @@ def test_a_large_campaign_details_only_a_few_violations_and_stays_small(
     assert page.omitted_violations == 400 - MAX_DETAILED_VIOLATIONS
     html = render_html(big)
     assert len(html) < 1_500_000
-    assert len(Census(html).by_class("timeline")) == MAX_DETAILED_VIOLATIONS
+    violations = Census(section_of(html, "violations"))
+    assert len(violations.by_class("timeline")) == MAX_DETAILED_VIOLATIONS
     assert f"{400 - MAX_DETAILED_VIOLATIONS} more violating runs" in html
 
 
@@ -181,3 +184,81 @@ def test_a_migration_failure_the_oracle_rejected_is_not_called_expected(
     text = _text(render_html(campaign.model_copy(update={"runs": runs})))
     assert "schema-migration failures 1 in 1 runs" in text
     assert "0 of 1 expected" in text and "1 not passed by the oracle" in text
+
+
+def _verdict(html: str) -> str:
+    found = re.search(r'<span class="badge (\w+)">', html)
+    assert found
+    return found.group(1)
+
+
+def test_each_caught_mutant_shows_the_run_that_caught_it(campaign: CampaignResult) -> None:
+    """Checker and runs in its row, linked to the run: evidence, a replay command naming the
+    mutant, the schedule file (relative to the report) and the timeline."""
+    where = Where.of_report("killpoint-out/report.html")
+    html = section_of(render_html(campaign, where), "mutants")
+    dom = Census(html)
+    [catch] = dom.by_class("catch")  # no_ledger; skip_verify kept no run, stale_approval escaped
+    assert catch.tag == "details" and catch.attrs["id"] == "mutant-no_ledger"
+    assert "open" in catch.attrs  # a few catches are shown unfolded; many start folded
+    assert len(dom.by_class("timeline")) == 1
+    assert len([e for e in dom.by_class("halo") if e.tag == "circle"]) == 3  # the evidence
+    replay = "killpoint replay mutants/no_ledger/schedules/order_saga-r7.json"
+    assert f"<code>{replay} --engine mutant:no_ledger</code>" in html
+    [link] = dom.by_class("schedule-file")
+    assert link.attrs["href"] == "mutants/no_ledger/schedules/order_saga-r7.json"
+    assert "payments charged order-r7 twice" in html
+    assert "<code>order_saga: w0 charge:transport.response_received</code>" in html
+    assert "PYTHONPATH" not in html  # a mutant is ours: no module of the user's to find
+
+
+def test_a_hunt_report_is_its_mutants_alone_green_when_each_is_caught(
+    campaign: CampaignResult,
+) -> None:
+    caught = [m for m in campaign.mutants if m.caught]
+    html = render_html(hunt_report(caught, 3.5))
+    dom = Census(html)
+    assert _verdict(html) == "pass"  # a caught mutant is the harness passing, not a violation
+    assert [s for s in ("summary", "metrics", "violations", "runs") if dom.by_id(s)] == []
+    assert len(dom.by_class("mutant")) == 2 and len(dom.by_class("timeline")) == 1
+    assert _verdict(render_html(hunt_report(campaign.mutants))) == "fail"  # one escaped
+
+
+def test_an_escaped_mutant_fails_the_page_as_it_fails_the_command(
+    campaign: CampaignResult,
+) -> None:
+    clean = campaign.model_copy(update={"runs": [r for r in campaign.runs if r.valid is not False]})
+    assert _verdict(render_html(clean)) == "fail"
+    caught = [m for m in campaign.mutants if m.caught]
+    html = render_html(clean.model_copy(update={"mutants": caught}))
+    assert _verdict(html) == "unknown"  # and says why: one generated run was not judged
+    assert "no violation, but 1 run the oracle could not judge" in html
+
+
+def test_a_broken_engine_a_test_caught_as_expected_is_no_violation_of_the_page(
+    campaign: CampaignResult,
+) -> None:
+    clean = campaign.model_copy(
+        update={
+            "runs": [r for r in campaign.runs if r.valid is not False],
+            "mutants": [m for m in campaign.mutants if m.caught],
+        }
+    )
+    html = render_html(with_a_catch_as_expected(clean))
+    assert _verdict(html) == _verdict(render_html(clean)) == "unknown"  # one run unjudged
+    dom = Census(html)
+    assert dom.by_id("tile-violations").attrs["data-state"] == "good"  # type: ignore[union-attr]
+    expected = section_of(html, "expected")
+    text = _text(expected)
+    assert f"{EXPECTING_TEST} mutant:no_ledger order_saga 1 of 2 single_effect 1" in text
+    assert "fail_on_violation=False" in text and "do not fail it" in text
+    assert len(Census(expected).by_class("timeline")) == 1
+    assert "killpoint replay tmp/campaign-1/schedules/order_saga-r7.json --engine" in expected
+    assert section_of(html, "violations").count('class="violation"') == 0
+
+
+def test_a_page_of_expected_catches_alone_is_green(campaign: CampaignResult) -> None:
+    alone = with_a_catch_as_expected(hunt_report([]))
+    html = render_html(alone)
+    assert _verdict(html) == "pass"
+    assert Census(html).by_id("expected") is not None and Census(html).by_id("mutants") is None

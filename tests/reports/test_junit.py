@@ -6,7 +6,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from killpoint.harness.results import CampaignResult
-from killpoint.reports.junit import MUTANT_SUITE, write_junit
+from killpoint.reports.junit import EXPECTED_SUITE, MUTANT_SUITE, write_junit
+from tests.reports.campaigns import EXPECTING_TEST, with_a_catch_as_expected
 
 
 def _parse(campaign: CampaignResult, tmp_path: Path) -> ET.Element:
@@ -100,3 +101,29 @@ def test_a_double_crash_is_filed_under_its_first_boundary(
     case = saga.find("testcase[@name='lease.acquired']")
     assert case is not None and case.find("failure") is not None
     assert "d1" in (case.findtext("system-out") or "")
+
+
+def test_a_caught_mutant_passes_with_the_run_that_caught_it(
+    campaign: CampaignResult, tmp_path: Path
+) -> None:
+    root = _parse(campaign, tmp_path)
+    case = root.find(f"testsuite[@name='{MUTANT_SUITE}']/testcase[@name='no_ledger']")
+    assert case is not None and case.find("failure") is None
+    out = case.findtext("system-out") or ""
+    assert "caught by single_effect after 4 runs" in out
+    assert "[single_effect] payments charged order-r7 twice" in out
+    replay = "killpoint replay killpoint-out/mutants/no_ledger/schedules/order_saga-r7.json"
+    assert f"replay: {replay} --engine mutant:no_ledger" in out
+
+
+def test_a_broken_engine_caught_as_expected_passes_in_a_suite_of_its_own(
+    campaign: CampaignResult, tmp_path: Path
+) -> None:
+    root = _parse(with_a_catch_as_expected(campaign), tmp_path)
+    suite = root.find(f"testsuite[@name='{EXPECTED_SUITE}']")
+    assert suite is not None and suite.get("failures") == "0"
+    [case] = suite.findall("testcase")
+    assert case.get("name") == EXPECTING_TEST and case.find("failure") is None
+    out = case.findtext("system-out") or ""
+    assert "engine mutant:no_ledger over order_saga, 1 of 2 runs violating (single_effect 1)" in out
+    assert root.get("failures") == "2"  # the campaign's own: the violation, the escaped mutant

@@ -11,6 +11,7 @@ from killpoint.reports.html import render_html, write_html
 from killpoint.reports.junit import junit_xml
 from killpoint.reports.places import Where
 from killpoint.reports.view import build_page, replay_command, violation_view
+from tests.reports.dom import section_of
 
 FILE = "killpoint-out/schedules/order_saga-r7.json"
 
@@ -59,11 +60,12 @@ def test_a_schedule_that_names_no_engine_gets_no_replay_command_but_its_json(
 
     assert replay_command(run) is None and view.replay is None
     assert view.schedule_json is not None and '"engine": null' in view.schedule_json
-    html = render_html(_with(campaign, run))
+    html = section_of(render_html(_with(campaign, run)), "violations")
     assert "killpoint replay killpoint-out" not in html
     assert "replay it through the test that ran it" in html
     text = junit_xml(_with(campaign, run)).decode()
-    assert "killpoint replay" not in text and f"schedule: {FILE}" in text
+    failure = text[text.index("<failure") : text.index("</failure>")]
+    assert "killpoint replay" not in failure and f"schedule: {FILE}" in failure
 
 
 def test_the_page_prints_the_command_and_where_to_run_it(campaign: CampaignResult) -> None:
@@ -93,6 +95,14 @@ def test_a_report_outside_the_launch_folder_prints_absolute_paths(tmp_path: Path
     where = Where(report_dir=tmp_path / "tmp" / "report", launch_dir=tmp_path / "work" / "project")
     assert where.path(FILE) == str(tmp_path / "work" / "project" / FILE)
     assert where.launch_from_report == str(tmp_path / "work" / "project")
+
+
+def test_a_file_outside_the_launch_folder_is_printed_absolute(tmp_path: Path) -> None:
+    """A pytest session's schedules live under its temporary folder, not beside the report."""
+    where = Where(report_dir=tmp_path / "project" / "out", launch_dir=tmp_path / "project")
+    kept = tmp_path / "pytest-of-me" / "pytest-7" / "schedules" / "s.json"
+    assert where.path(str(kept)) == str(kept)
+    assert where.path(str(tmp_path / "project" / "s.json")) == "../s.json"
 
 
 def test_write_html_links_the_schedule_from_the_report_folder(
