@@ -7,6 +7,8 @@ to the controller, so `pytest -n auto` prints the same line as a plain run.
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, settings
+
 PROPERTY = "fuzz_inputs"
 
 _count = 0
@@ -23,3 +25,19 @@ def take() -> int:
     global _count
     count, _count = _count, 0
     return count
+
+
+def scaled(factor: float) -> settings:
+    """The loaded profile's example count times `factor` (ci: quick; thorough: many more), for a
+    test that may reuse a function-scoped fixture (a store, services) across its examples."""
+    loaded = settings.default
+    assert loaded is not None
+    return settings(
+        max_examples=max(1, round(loaded.max_examples * factor)),
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.filter_too_much,
+        ],
+        deadline=None,
+    )

@@ -231,7 +231,7 @@ def broken(
     doc: Doc, shape: Shape, breakages: tuple[Breakage, ...] = BREAKAGES
 ) -> st.SearchStrategy[Doc]:
     """`doc` with one to three breakages at paths apart, each of which alone makes it invalid."""
-    change = st.sampled_from(breakages).flatmap(lambda breakage: breakage(doc, shape))
+    change = st.one_of([breakage(doc, shape) for breakage in breakages])  # walks `doc` once
     return st.lists(change, min_size=1, max_size=3).filter(apart).map(lambda cs: _apply(doc, cs))
 
 

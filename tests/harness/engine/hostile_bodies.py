@@ -9,6 +9,7 @@ body that is wrongly accepted shows up as a request in the services' journal.
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -137,6 +138,8 @@ def other_workflow(doc: Doc, shape: hj.Shape) -> st.SearchStrategy[hj.Change]:
 BREAKAGES: tuple[hj.Breakage, ...] = (*hj.BREAKAGES, other_identity)
 
 
+@cache
 def broken(version: int, breakages: tuple[hj.Breakage, ...] = BREAKAGES) -> st.SearchStrategy[Doc]:
-    """A valid body of schema `version`, broken one to three ways its schema forbids."""
+    """A valid body of schema `version`, broken one to three ways its schema forbids (built
+    once per schema: it walks the body)."""
     return hj.broken(valid_doc(version, "wf-fuzz", FakeClock()), SHAPES[version], breakages)
