@@ -9,13 +9,24 @@ killpoint writes these files with exact types.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from killpoint.harness.contract.errors import KillpointError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def exact_int(value: object) -> object:
+    """For a `Literal` version field: pydantic matches a literal by equality, even strictly, so
+    `true` and `1.0` would pass for 1."""
+    if isinstance(value, bool | float):
+        raise ValueError(f"a version is an integer, not {type(value).__name__}")
+    return value
+
+
+Version1 = Annotated[Literal[1], BeforeValidator(exact_int)]
 
 
 def load_json(path: str | Path, model: type[M], noun: str) -> M:

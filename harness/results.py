@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from killpoint.harness.history import History
-from killpoint.harness.loading import load_json
+from killpoint.harness.loading import Version1, load_json
 from killpoint.harness.schedule import FaultSchedule
 
 Valid = bool | Literal["unknown"]
@@ -152,7 +152,7 @@ class ExpectedCatch(_Model):
 
 
 class CampaignResult(_Model):
-    version: Literal[1] = 1
+    version: Version1 = 1
     engine: str
     lacks: list[str] = Field(default_factory=list)  # what the engine keeps not: checks unknown
     tier: str

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from killpoint.fake_services.faults import MAX_OCCURRENCE, FaultPlan
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import Versions
-from killpoint.harness.loading import load_json
+from killpoint.harness.loading import Version1, load_json
 from killpoint.harness.tampering import tamper_kind
 
 Tier = Literal["inprocess", "real"]
@@ -94,7 +94,7 @@ class Interleave(_Frozen):
 
 
 class FaultSchedule(_Frozen):
-    version: Literal[1] = 1
+    version: Version1 = 1
     scenario: str
     run_id: str  # names the replay's folder: no path separators, a name's length
     tier: Tier = "inprocess"

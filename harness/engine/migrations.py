@@ -206,7 +206,7 @@ def v3_to_v4(doc: Doc) -> Doc:
 def upgrade(doc: Doc) -> Doc:
     """Run the chain of registered migrations up to the current schema version."""
     version = doc.get("schema_version")
-    if not isinstance(version, int):
+    if isinstance(version, bool) or not isinstance(version, int):
         raise IntegrityError("checkpoint has no integer schema_version")
     if version > SCHEMA_VERSION:
         raise IntegrityError(

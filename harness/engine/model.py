@@ -7,9 +7,9 @@ validated at every edge and never mutated in place.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 
 from killpoint.harness.contract.records import ArtifactRef, EffectStatus, RunStatus, Versions
 
@@ -18,6 +18,12 @@ SCHEMA_VERSION: Literal[4] = 4
 # PostgreSQL); a sealed body beyond them is refused when read, not on the next write.
 INT32 = 2**31 - 1
 INT64 = 2**63 - 1
+
+
+def _exact_int(value: object) -> object:
+    if isinstance(value, bool | float):
+        raise ValueError(f"a schema version is an integer, not {type(value).__name__}")
+    return value
 
 
 class Frozen(BaseModel):
@@ -85,7 +91,8 @@ class OutputsRef(Frozen):
 class Checkpoint(Frozen):
     """A committed, versioned, integrity-protected boundary of one workflow run."""
 
-    schema_version: Literal[4] = SCHEMA_VERSION
+    # pydantic matches a literal by equality, even strictly: 4.0 would pass for 4
+    schema_version: Annotated[Literal[4], BeforeValidator(_exact_int)] = SCHEMA_VERSION
     workflow_id: str
     workflow_name: str
     tenant: str

@@ -169,6 +169,7 @@ def rule_with(**fields: Any) -> bytes:
 @example(data=schedule_with(run_id="x\x00"))  # … a ValueError (NUL in a path)
 @example(data=schedule_with(max_workers="12"))  # a number read from a string
 @example(data=schedule_with(redeliver_start=1))  # a flag read from a number
+@example(data=schedule_with(version=True))  # a literal matched by equality: true == 1
 @example(data=schedule_with(crashes=[{**SCHEDULE_DOC["crashes"][0], "worker": 10**6}]))
 @example(data=schedule_with(crashes=[{**SCHEDULE_DOC["crashes"][0], "occurrence": 10**12}]))
 @example(data=schedule_with(tamper=[{"after_worker": 10**6, "kind": "flip_byte"}]))
@@ -331,7 +332,8 @@ RESULT_DOC: hj.Doc = json.loads(sample_campaign().model_dump_json())
 COUNT = (0, hj.INT64 - 1)
 RESULT_SHAPE = hj.Shape(
     # A run's schedule is the schedule's loader's (above); its history is judged, not loaded.
-    free=("runs.*.schedule", "runs.*.history", "mutants.*.schedule"),
+    free=("runs.*.schedule", "runs.*.history", "mutants.*.schedule",
+          "scenarios.*.outcome_by_boundary"),  # any labels
     optional=("version", "lacks", "seed", "profile", "shard", "duration_s", "mutants",
               "scenarios.*.outcome_by_boundary", "runs.*.final_reason", "runs.*.crashed_at",
               "runs.*.schedule_file", "runs.*.history", "runs.*.measures.*",
@@ -372,6 +374,7 @@ def measures_with(**fields: Any) -> bytes:
 @example(data=measures_with(recovery_clock_s=float("nan")))  # NaN in the report's figures
 @example(data=result_with(duration_s=float("inf")))
 @example(data=result_with(seed="7"))  # a number read from a string
+@example(data=result_with(version=1.0))
 def test_a_broken_result_is_one_clear_error(data: bytes, file: File) -> None:
     fuzz.tried()
     with pytest.raises(KillpointError):

@@ -132,6 +132,8 @@ def broken_bodies(draw: st.DrawFn, breakages: tuple[hj.Breakage, ...] = hb.BREAK
 @example(body=valid_body(2, budget={**BUDGET, "steps_left": -1}))  # a count below zero
 @example(body=valid_body(3, state="done"))  # the body and its row disagree on the state
 @example(body=valid_body(4, lineage={"run_id": "wf-fuzz:r9"}))  # … or on the run
+@example(body=valid_body(1, schema_version=True))  # a literal matched by equality: true == 1
+@example(body=valid_body(4, schema_version=4.0))
 def test_a_broken_sealed_body_of_any_schema_is_an_integrity_error(body: bytes) -> None:
     fuzz.tried()
     with pytest.raises(IntegrityError):
