@@ -18,9 +18,11 @@ from killpoint.harness.schedule import FaultSchedule
 
 Valid = bool | Literal["unknown"]
 # A result is read back from files (`killpoint merge`): no count below zero, no NaN or infinity
-# in a figure, no number past what JSON readers elsewhere hold.
+# in a figure, no count past what JSON readers elsewhere hold, no time past 10^12 s (no run's
+# clock gets there: a jump is at most a year; 1.7e308 s overflowed the report's log axis).
+MAX_SECONDS = 1e12
 Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
-Seconds = Annotated[float, Field(ge=0)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
 
 
 class _Model(BaseModel):

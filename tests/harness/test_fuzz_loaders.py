@@ -32,11 +32,14 @@ from killpoint.harness.cli import app
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.registry import load_engine
+from killpoint.harness.merge import merge_results
 from killpoint.harness.protocol import EngineSpec
-from killpoint.harness.results import CampaignResult, load_result
+from killpoint.harness.results import MAX_SECONDS, CampaignResult, load_result
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, load_schedule
 from killpoint.harness.tampering import TAMPER_KINDS
+from killpoint.reports import summary_json, write_html
+from killpoint.reports.junit import junit_xml
 from tests import fuzz
 from tests import hostile_json as hj
 from tests.conftest import TEST_KEY
@@ -330,6 +333,7 @@ def test_any_catalogue_entry_point_is_a_catalogue_or_one_clear_error(
 
 RESULT_DOC: hj.Doc = json.loads(sample_campaign().model_dump_json())
 COUNT = (0, hj.INT64 - 1)
+SECONDS = (0, MAX_SECONDS)
 RESULT_SHAPE = hj.Shape(
     # A run's schedule is the schedule's loader's (above); its history is judged, not loaded.
     free=("runs.*.schedule", "runs.*.history", "mutants.*.schedule",
@@ -344,10 +348,11 @@ RESULT_SHAPE = hj.Shape(
               "runs.*.measures.unresolved_effect_age_s": "float", "mutants.*.checker": "str",
               "mutants.*.runs_to_detection": "int", "mutants.*.found_by": "str",
               "mutants.*.seconds_to_detection": "float", "mutants.*.schedule": "dict"},
-    bounds={"version": (1, 1), "seed": (-hj.INT64, hj.INT64 - 1), "duration_s": (0, None),
+    bounds={"version": (1, 1), "seed": (-hj.INT64, hj.INT64 - 1), "duration_s": SECONDS,
             "scenarios.*.runs": COUNT, "scenarios.*.violations": COUNT,
-            "runs.*.measures.*": (0, None), "runs.*.verdicts.*.refs.*.index": COUNT,
-            "mutants.*.runs_to_detection": COUNT, "mutants.*.seconds_to_detection": (0, None)},
+            "runs.*.measures.*_s": SECONDS, "runs.*.measures.*": COUNT,
+            "runs.*.verdicts.*.refs.*.index": COUNT,
+            "mutants.*.runs_to_detection": COUNT, "mutants.*.seconds_to_detection": SECONDS},
     enums={"runs.*.kind": frozenset({"clean", "single", "double", "pair", "network", "named",
                                      "generated", "replay"}),
            "runs.*.valid": frozenset({"unknown"}),
@@ -372,6 +377,7 @@ def measures_with(**fields: Any) -> bytes:
 @given(data=broken_results)
 @example(data=measures_with(deaths=-1))  # a negative count, merged and reported
 @example(data=measures_with(recovery_clock_s=float("nan")))  # NaN in the report's figures
+@example(data=measures_with(recovery_clock_s=1.7e308))  # overflowed the report's log axis
 @example(data=result_with(duration_s=float("inf")))
 @example(data=result_with(seed="7"))  # a number read from a string
 @example(data=result_with(version=1.0))
@@ -388,3 +394,53 @@ def test_merging_a_bad_result_is_one_line_exit_2_and_creates_nothing(
 ) -> None:
     fuzz.tried()
     refused_by_the_cli("merge", str(file(data)), outputs=("--report", "--junit", "--out"))
+
+
+def bounded(doc: hj.Doc, shape: hj.Shape) -> list[tuple[hj.Path, tuple[Any, Any]]]:
+    """Each bounded number of `doc` and its two ends."""
+    ends = []
+    for path, value in hj.nodes(doc, shape):
+        bounds = hj.lookup(path, shape.bounds)
+        if bounds is not None and hj.kind_of(value) in ("int", "float"):
+            integral = hj.kind_of(value) == "int"
+            low, high = bounds
+            assert low is not None and high is not None, path  # every result number is bounded
+            ends.append((path, (int(low), int(high)) if integral else (float(low), float(high))))
+    return ends
+
+
+RESULT_ENDS = bounded(RESULT_DOC, RESULT_SHAPE)
+
+
+@st.composite
+def at_the_ends(draw: st.DrawFn) -> hj.Doc:
+    """The sample result with a few of its numbers at an end of their range."""
+    doc = RESULT_DOC
+    for index in draw(st.lists(st.integers(0, len(RESULT_ENDS) - 1), max_size=6, unique=True)):
+        path, ends = RESULT_ENDS[index]
+        doc = hj.replace(doc, path, ends[draw(st.integers(0, 1))])
+    return doc
+
+
+@fuzz.scaled(1)
+@given(doc=at_the_ends())
+def test_a_result_that_loads_merges_and_sums_up(doc: hj.Doc, file: File) -> None:
+    """What the loader lets through, `merge` takes: numbers at the ends of their ranges are
+    merged, summed up and written as JUnit without an exception."""
+    fuzz.tried()
+    merged = merge_results([load_result(file(hj.encode(doc)))])
+    summary_json(merged)
+    junit_xml(merged)
+
+
+@pytest.mark.parametrize(("end", "every"), [(0, 1), (1, 2)])
+def test_a_result_at_the_ends_of_its_ranges_renders_a_report(
+    end: int, every: int, file: File, tmp_path: Path
+) -> None:
+    """Every number at its lowest, then every other one at its highest beside the sample's own
+    (a render takes too long to fuzz): a recovery time of 1.7e308 s beside one of a few
+    seconds overflowed the report's log axis (OverflowError)."""
+    doc = RESULT_DOC
+    for path, ends in RESULT_ENDS[::every]:
+        doc = hj.replace(doc, path, ends[end])
+    write_html(merge_results([load_result(file(hj.encode(doc)))]), tmp_path / "report.html")
