@@ -133,9 +133,9 @@ class ExpectedCatch(_Model):
     test: str  # the pytest node id
     engine: str
     scenarios: list[str]
-    runs: int
-    violating: int  # runs judged false
-    checkers: dict[str, int]  # checker -> runs it judged false
+    runs: Count
+    violating: Count  # runs judged false
+    checkers: dict[str, Count]  # checker -> runs it judged false
     first: RunResult  # the first violating run: evidence, schedule file, history
 
     @classmethod

@@ -334,31 +334,44 @@ def test_any_catalogue_entry_point_is_a_catalogue_or_one_clear_error(
 RESULT_DOC: hj.Doc = json.loads(sample_campaign().model_dump_json())
 COUNT = (0, hj.INT64 - 1)
 SECONDS = (0, MAX_SECONDS)
+# Where a run sits in a result: among the runs, under the mutant it caught, under a test's catch.
+RUNS = ("runs.*", "mutants.*.run", "caught_as_expected.*.first")
+
+
+def in_each_run(*fields: str) -> tuple[str, ...]:
+    return tuple(f"{run}.{field}" for run in RUNS for field in fields)
+
+
 RESULT_SHAPE = hj.Shape(
     # A run's schedule is the schedule's loader's (above); its history is judged, not loaded.
-    free=("runs.*.schedule", "runs.*.history", "mutants.*.schedule",
-          "scenarios.*.outcome_by_boundary"),  # any labels
+    free=(*in_each_run("schedule", "history"), "mutants.*.schedule",
+          "scenarios.*.outcome_by_boundary", "caught_as_expected.*.checkers"),  # any labels
     optional=("version", "lacks", "seed", "profile", "shard", "duration_s", "mutants",
-              "scenarios.*.outcome_by_boundary", "runs.*.final_reason", "runs.*.crashed_at",
-              "runs.*.schedule_file", "runs.*.history", "runs.*.measures.*",
-              "runs.*.verdicts.*.summary", "runs.*.verdicts.*.evidence", "runs.*.verdicts.*.refs",
+              "caught_as_expected", "scenarios.*.outcome_by_boundary",
+              *in_each_run("final_reason", "crashed_at", "schedule_file", "history", "measures.*",
+                           "verdicts.*.summary", "verdicts.*.evidence", "verdicts.*.refs"),
               "mutants.*.description", "mutants.*.checker", "mutants.*.runs_to_detection",
-              "mutants.*.found_by", "mutants.*.seconds_to_detection", "mutants.*.schedule"),
-    nullable={"shard": "str", "runs.*.schedule_file": "str", "runs.*.history": "dict",
-              "runs.*.measures.unresolved_effect_age_s": "float", "mutants.*.checker": "str",
-              "mutants.*.runs_to_detection": "int", "mutants.*.found_by": "str",
-              "mutants.*.seconds_to_detection": "float", "mutants.*.schedule": "dict"},
+              "mutants.*.found_by", "mutants.*.seconds_to_detection", "mutants.*.schedule",
+              "mutants.*.run"),
+    nullable={"shard": "str", "mutants.*.checker": "str", "mutants.*.runs_to_detection": "int",
+              "mutants.*.found_by": "str", "mutants.*.seconds_to_detection": "float",
+              "mutants.*.schedule": "dict", "mutants.*.run": "dict",
+              **dict.fromkeys(in_each_run("schedule_file"), "str"),
+              **dict.fromkeys(in_each_run("history"), "dict"),
+              **dict.fromkeys(in_each_run("measures.unresolved_effect_age_s"), "float")},
     bounds={"version": (1, 1), "seed": (-hj.INT64, hj.INT64 - 1), "duration_s": SECONDS,
             "scenarios.*.runs": COUNT, "scenarios.*.violations": COUNT,
-            "runs.*.measures.*_s": SECONDS, "runs.*.measures.*": COUNT,
-            "runs.*.verdicts.*.refs.*.index": COUNT,
-            "mutants.*.runs_to_detection": COUNT, "mutants.*.seconds_to_detection": SECONDS},
-    enums={"runs.*.kind": frozenset({"clean", "single", "double", "pair", "network", "named",
-                                     "generated", "replay"}),
-           "runs.*.valid": frozenset({"unknown"}),
-           "runs.*.verdicts.*.valid": frozenset({"unknown"}),
-           "runs.*.verdicts.*.refs.*.kind": frozenset({"request", "checkpoint", "hit", "worker",
-                                                       "effect", "tamper"}),
+            **dict.fromkeys(in_each_run("measures.*_s"), SECONDS),
+            **dict.fromkeys(in_each_run("measures.*", "verdicts.*.refs.*.index"), COUNT),
+            "mutants.*.runs_to_detection": COUNT, "mutants.*.seconds_to_detection": SECONDS,
+            "caught_as_expected.*.runs": COUNT, "caught_as_expected.*.violating": COUNT},
+    enums={**dict.fromkeys(in_each_run("kind"), frozenset({"clean", "single", "double", "pair",
+                                                           "network", "named", "generated",
+                                                           "replay"})),
+           **dict.fromkeys(in_each_run("valid", "verdicts.*.valid"), frozenset({"unknown"})),
+           **dict.fromkeys(in_each_run("verdicts.*.refs.*.kind"),
+                           frozenset({"request", "checkpoint", "hit", "worker", "effect",
+                                      "tamper"})),
            "mutants.*.found_by": frozenset({"plan", "exploration"})},
 )  # fmt: skip
 broken_results = st.deferred(lambda: hj.broken(RESULT_DOC, RESULT_SHAPE).map(hj.encode))
