@@ -107,6 +107,34 @@ class Fault(BaseModel):
         return cls.model_validate_json(header)
 
 
+# Each mode's parameters and their bounds. A plan is read from files people edit: a misspelt
+# parameter is refused, not ignored, and no value makes a run endless (a year's sleep, a
+# million copies of one request).
+MAX_OCCURRENCE = 100_000
+PARAMS: dict[FaultMode, dict[str, tuple[type, float, float]]] = {
+    FaultMode.SLOW: {"delay_s": (float, 0.0, 3600.0)},
+    FaultMode.WITHHELD_VISIBILITY: {
+        "after_reads": (int, 0, MAX_OCCURRENCE),
+        "after_s": (float, 0.0, 366 * 86_400.0),
+    },
+    FaultMode.DUPLICATE_DELIVERY: {"copies": (int, 2, 100)},
+}
+
+
+def _check_params(mode: FaultMode, params: dict[str, Any]) -> None:
+    allowed = PARAMS.get(mode, {})
+    for name, value in params.items():
+        if name not in allowed:
+            takes = f"; it takes {', '.join(allowed)}" if allowed else ""
+            raise ValueError(f"{mode} takes no parameter {name!r}{takes}")
+        kind, low, high = allowed[name]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or (kind is int and not isinstance(value, int)) or not low <= value <= high:
+            what = "an integer" if kind is int else "a number"
+            got = repr(value) if number else type(value).__name__
+            raise ValueError(f"{mode} {name} must be {what} from {low:g} to {high:g}, not {got}")
+
+
 class FaultRule(BaseModel):
     """Fail the ``occurrence``-th request (every one if None) matching service and operation.
 
@@ -114,11 +142,11 @@ class FaultRule(BaseModel):
     ``after_s`` (neither: never visible).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     service: str
     operation: str | None = None
-    occurrence: int | None = Field(default=None, ge=1)
+    occurrence: int | None = Field(default=None, ge=1, le=MAX_OCCURRENCE)
     mode: FaultMode
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -135,6 +163,7 @@ class FaultRule(BaseModel):
                 raise ValueError(f"{self.mode} applies to {service} {sorted(operations)} only")
         if self.mode is FaultMode.SLOW and "delay_s" not in self.params:
             raise ValueError("slow needs params.delay_s")
+        _check_params(self.mode, self.params)
         return self
 
     def matches(self, service: str, operation: str) -> bool:
@@ -150,7 +179,7 @@ class FaultPlan(BaseModel):
     ``seed`` seeds the services' realism draws (lags, other customers: ``realism.py``); the
     harness gives each run its run id, so runs sample the draws and a replay repeats them."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     rules: tuple[FaultRule, ...] = ()
     seed: str = ""

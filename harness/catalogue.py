@@ -9,10 +9,11 @@ broken engines the same way, and `killpoint run -s NAME` and `--engine mutant:NA
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
+from typing import TypeVar
 
 from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.errors import KillpointError
@@ -20,6 +21,7 @@ from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.scenario import Scenario
 
 GROUP = "killpoint.catalogues"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,15 +53,44 @@ class Catalogue:
 @cache
 def installed() -> Catalogue:
     """Every registered catalogue, merged in the order their packages were found."""
+    return gather(entry_points(group=GROUP))
+
+
+def gather(points: Iterable[EntryPoint]) -> Catalogue:
+    """The catalogues these entry points name, merged; a `KillpointError` naming the entry point
+    for one that cannot be loaded or is no `Catalogue` of scenarios, mutants and services."""
     scenarios: dict[str, Scenario] = {}
     mutants: dict[str, EngineSpec] = {}
     services: dict[str, Capabilities] = {}
-    for point in sorted(entry_points(group=GROUP), key=lambda p: (p.value, p.name)):
-        target: Catalogue | Callable[[], Catalogue] = point.load()
-        catalogue = target if isinstance(target, Catalogue) else target()
-        if not isinstance(catalogue, Catalogue):
-            raise KillpointError(f"entry point {point.name} = {point.value} is not a Catalogue")
-        scenarios.update(catalogue.scenarios)
-        mutants.update(catalogue.mutants)
-        services.update(catalogue.services)
+    for point in sorted(points, key=lambda p: (p.value, p.name)):
+        catalogue = _load(point)
+        scenarios.update(_table(point, "scenarios", catalogue.scenarios, Scenario))
+        mutants.update(_table(point, "mutants", catalogue.mutants, EngineSpec))
+        services.update(_table(point, "services", catalogue.services, object))  # a Protocol
     return Catalogue(scenarios, mutants, services)
+
+
+def _table(point: EntryPoint, what: str, table: Mapping[str, T], kind: type) -> Mapping[str, T]:
+    if not isinstance(table, Mapping) or not all(
+        isinstance(name, str) and isinstance(item, kind) for name, item in table.items()
+    ):
+        raise KillpointError(
+            f"entry point {point.name} = {point.value}: its catalogue's {what} are not a mapping "
+            f"of names to {kind.__name__ if kind is not object else 'anything'}"
+        )
+    return table
+
+
+def _load(point: EntryPoint) -> Catalogue:
+    """A team's package may be broken in any way: whatever loading it raises is one line."""
+    try:
+        target: object = point.load()
+        catalogue = target() if callable(target) and not isinstance(target, Catalogue) else target
+    except Exception as exc:
+        raise KillpointError(
+            f"entry point {point.name} = {point.value} cannot be loaded: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(catalogue, Catalogue):
+        raise KillpointError(f"entry point {point.name} = {point.value} is not a Catalogue")
+    return catalogue

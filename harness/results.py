@@ -7,18 +7,26 @@ different machines and merged into one report.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal
+from pathlib import Path
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from killpoint.harness.history import History
+from killpoint.harness.loading import Version1, load_json
 from killpoint.harness.schedule import FaultSchedule
 
 Valid = bool | Literal["unknown"]
+# A result is read back from files (`killpoint merge`): no count below zero, no NaN or infinity
+# in a figure, no count past what JSON readers elsewhere hold, no time past 10^12 s (no run's
+# clock gets there: a jump is at most a year; 1.7e308 s overflowed the report's log axis).
+MAX_SECONDS = 1e12
+Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class EvidenceRef(_Model):
@@ -26,7 +34,7 @@ class EvidenceRef(_Model):
     a boundary hit (index in `History.hits`) or a worker (number)."""
 
     kind: Literal["request", "checkpoint", "hit", "worker", "effect", "tamper"]
-    index: int
+    index: Count
 
 
 class Verdict(_Model):
@@ -49,23 +57,23 @@ def combine(verdicts: list[Verdict]) -> Valid:
 class RunMeasures(_Model):
     """Raw measures of one run; campaign metrics are aggregated from these."""
 
-    deaths: int = 0
-    workers: int = 0
+    deaths: Count = 0
+    workers: Count = 0
     resumed: bool = False  # at least one worker started after a death
     recovered: bool = False  # resumed and reached a terminal state
-    recovery_steps: int = 0  # boundary hits from the first death to the end
-    recovery_clock_s: float = 0.0  # injected-clock time from the first death to the end
-    recovery_wall_s: float = 0.0
-    checkpoints: int = 0
-    steps: int = 0
-    store_rows: int = 0
-    store_bytes: int = 0
-    duplicate_effects: int = 0
-    downstream_attempts: int = 0
+    recovery_steps: Count = 0  # boundary hits from the first death to the end
+    recovery_clock_s: Seconds = 0.0  # injected-clock time from the first death to the end
+    recovery_wall_s: Seconds = 0.0
+    checkpoints: Count = 0
+    steps: Count = 0
+    store_rows: Count = 0
+    store_bytes: Count = 0
+    duplicate_effects: Count = 0
+    downstream_attempts: Count = 0
     needs_review: bool = False
     within_budget: bool = True
-    unresolved_effect_age_s: float | None = None
-    migration_failures: int = 0
+    unresolved_effect_age_s: Seconds | None = None
+    migration_failures: Count = 0
 
 
 RunKind = Literal["clean", "single", "double", "pair", "network", "named", "generated", "replay"]
@@ -92,8 +100,8 @@ class ScenarioCoverage(_Model):
     scenario: str
     boundaries_discovered: list[str]
     boundaries_crashed: list[str]
-    runs: int
-    violations: int
+    runs: Count
+    violations: Count
     outcome_by_boundary: dict[str, str] = {}  # label -> "ok" | "violation" | a final status
 
 
@@ -102,10 +110,10 @@ class MutantResult(_Model):
     description: str = ""
     caught: bool
     checker: str | None = None
-    runs_to_detection: int | None = None
+    runs_to_detection: Count | None = None
     # what found it: the systematic plan, or the exploration's generated schedules
     found_by: Literal["plan", "exploration"] | None = None
-    seconds_to_detection: float | None = None  # the hunt's wall time up to the catching run
+    seconds_to_detection: Seconds | None = None  # the hunt's wall time up to the catching run
     schedule: FaultSchedule | None = None
     # the run that caught it: its evidence, saved schedule file and history (the report's
     # timeline and replay command); None for an escaped mutant
@@ -125,9 +133,9 @@ class ExpectedCatch(_Model):
     test: str  # the pytest node id
     engine: str
     scenarios: list[str]
-    runs: int
-    violating: int  # runs judged false
-    checkers: dict[str, int]  # checker -> runs it judged false
+    runs: Count
+    violating: Count  # runs judged false
+    checkers: dict[str, Count]  # checker -> runs it judged false
     first: RunResult  # the first violating run: evidence, schedule file, history
 
     @classmethod
@@ -146,16 +154,16 @@ class ExpectedCatch(_Model):
 
 
 class CampaignResult(_Model):
-    version: Literal[1] = 1
+    version: Version1 = 1
     engine: str
     lacks: list[str] = Field(default_factory=list)  # what the engine keeps not: checks unknown
     tier: str
     backend: str
-    seed: int = 0
+    seed: int = Field(default=0, ge=-(2**63), le=2**63 - 1)
     profile: str = "default"
     shard: str | None = None
     started_at: str
-    duration_s: float = 0.0
+    duration_s: Seconds = 0.0
     scenarios: list[ScenarioCoverage]
     runs: list[RunResult]
     mutants: list[MutantResult] = Field(default_factory=list)
@@ -164,6 +172,11 @@ class CampaignResult(_Model):
     @property
     def violations(self) -> list[RunResult]:
         return [r for r in self.runs if r.valid is False]
+
+
+def load_result(path: str | Path) -> CampaignResult:
+    """Read a result file (`run --out`); a clear `KillpointError` for anything that is not one."""
+    return load_json(path, CampaignResult, "campaign result")
 
 
 def hunt_report(mutants: list[MutantResult], duration_s: float = 0.0) -> CampaignResult:

@@ -12,11 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from killpoint.fake_services.faults import FaultPlan
+from killpoint.fake_services.faults import MAX_OCCURRENCE, FaultPlan
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import Versions
+from killpoint.harness.loading import Version1, load_json
 from killpoint.harness.tampering import tamper_kind
 
 Tier = Literal["inprocess", "real"]
@@ -26,6 +27,8 @@ Tier = Literal["inprocess", "real"]
 # keeps a run finite (a downtime of 1e308 s made the lease expire "at inf").
 YEAR_S = 365 * 86_400.0
 MAX_WORKERS = 100
+MAX_HITS = MAX_OCCURRENCE  # boundary hits one worker (or a pair) may count
+Worker = Annotated[int, Field(ge=0, lt=MAX_WORKERS)]
 
 
 class _Frozen(BaseModel):
@@ -35,10 +38,10 @@ class _Frozen(BaseModel):
 class HitPoint(_Frozen):
     """The `occurrence`-th hit of (step, boundary) in worker number `worker` (0 is the first)."""
 
-    worker: int = Field(ge=0)
+    worker: Worker
     step: str | None
     boundary: str
-    occurrence: int = Field(default=1, ge=1)
+    occurrence: int = Field(default=1, ge=1, le=MAX_HITS)
 
     def label(self) -> str:
         at = f"{self.step}:" if self.step else ""
@@ -58,7 +61,7 @@ class Tamper(_Frozen):
     `killpoint.harness.tampering.TAMPER_KINDS`, which the engine's tamper hook stages or
     declines."""
 
-    after_worker: int = Field(ge=0)
+    after_worker: Worker
     kind: str
 
     @field_validator("kind")
@@ -73,7 +76,7 @@ class Tamper(_Frozen):
 class Deploy(_Frozen):
     """From worker `from_worker` on, workers run these versions (a deploy mid-run)."""
 
-    from_worker: int = Field(ge=1)
+    from_worker: int = Field(ge=1, lt=MAX_WORKERS)
     versions: Versions
 
 
@@ -85,15 +88,15 @@ class Interleave(_Frozen):
     each switch, so the paused worker's lease lapses while it waits.
     """
 
-    after_worker: int = Field(ge=0)
-    switch_at: tuple[Annotated[int, Field(ge=0)], ...] = ()
+    after_worker: Worker
+    switch_at: tuple[Annotated[int, Field(ge=0, le=MAX_HITS)], ...] = ()
     pause_expires_lease: bool = False
 
 
 class FaultSchedule(_Frozen):
-    version: Literal[1] = 1
+    version: Version1 = 1
     scenario: str
-    run_id: str
+    run_id: str  # names the replay's folder: no path separators, a name's length
     tier: Tier = "inprocess"
     engine: str | None = None  # the engine under test as `--engine` names it; None: the caller's
     crashes: tuple[HitPoint, ...] = ()
@@ -107,6 +110,13 @@ class FaultSchedule(_Frozen):
     redeliver_after_end: bool = False
     interleave: Interleave | None = None
     max_workers: int = Field(default=12, ge=1, le=MAX_WORKERS)
+
+    @field_validator("run_id")
+    @classmethod
+    def _a_name(cls, run_id: str) -> str:
+        if not run_id or len(run_id.encode()) > 200 or any(c in run_id for c in "/\\\0"):
+            raise ValueError("a run id is a name of 1 to 200 bytes without '/', '\\' or NUL")
+        return run_id
 
     def crash_in(self, worker: int) -> list[HitPoint]:
         return [c for c in self.crashes if c.worker == worker]
@@ -140,20 +150,7 @@ class FaultSchedule(_Frozen):
 
 def load_schedule(path: str | Path) -> FaultSchedule:
     """Read a schedule file; a clear `KillpointError` for anything that is not one."""
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise KillpointError(f"{path} is not a killpoint fault schedule: not UTF-8 text") from None
-    except OSError as exc:
-        raise KillpointError(f"cannot read schedule {path}: {exc.strerror}") from exc
-    try:
-        return FaultSchedule.model_validate_json(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise KillpointError(
-            f"{path} is not a killpoint fault schedule: {where}: {first['msg']}"
-        ) from exc
+    return load_json(path, FaultSchedule, "fault schedule")
 
 
 def save_schedule(schedule: FaultSchedule, path: str | Path) -> Path:

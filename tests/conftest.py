@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import httpx
@@ -191,3 +191,36 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# -- the number of inputs the fuzz tests tried (tests/fuzz.py) ----------------------------------
+from tests import fuzz  # noqa: E402
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Put the inputs the test just tried on its report (xdist carries it to the controller)."""
+    report = yield
+    if call.when == "call":
+        count = fuzz.take()
+        if count:
+            report.user_properties.append((fuzz.PROPERTY, count))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line at the end of the session: the fuzz inputs tried, in all and per test file."""
+    by_file: dict[str, int] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for name, value in getattr(report, "user_properties", ()):
+                if name == fuzz.PROPERTY:
+                    path = report.nodeid.partition("::")[0]
+                    by_file[path] = by_file.get(path, 0) + int(value)
+    if by_file:
+        parts = ", ".join(f"{p.rpartition('/')[2]} {n}" for p, n in sorted(by_file.items()))
+        terminalreporter.write_line(
+            f"fuzzed loaders: {sum(by_file.values())} inputs tried ({parts})"
+        )

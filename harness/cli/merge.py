@@ -6,14 +6,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
 from killpoint.harness import preflight
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._shared import JsonOption
 from killpoint.harness.cli._summary import print_summary, write_outputs
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.results import CampaignResult
+from killpoint.harness.results import load_result
 
 PathOption = Annotated[Path | None, typer.Option(metavar="PATH", show_default=False)]
 
@@ -42,23 +41,10 @@ def merge(
     from killpoint.harness.merge import merge_results
 
     preflight.outputs({"--report": report, "--junit": junit, "--out": out})
-    merged = merge_results([_read(path) for path in results])
+    merged = merge_results([load_result(path) for path in results])
     written, unwritten = write_outputs(merged, report, junit, out)
     print_summary(merged, as_json, written)
     if unwritten:
         raise KillpointError(unwritten)
     if merged.violations:
         raise typer.Exit(1)
-
-
-def _read(path: Path) -> CampaignResult:
-    try:
-        return CampaignResult.model_validate_json(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise KillpointError(f"{path} is not a killpoint campaign result: not UTF-8 text") from None
-    except OSError as exc:
-        raise KillpointError(f"cannot read {path}: {exc.strerror}") from exc
-    except ValidationError as exc:
-        raise KillpointError(
-            f"{path} is not a killpoint campaign result: {exc.errors()[0]['msg']}"
-        ) from exc

@@ -166,6 +166,11 @@ class Engine:
             raise UnknownWorkflowError(f"no checkpoint for workflow {workflow_id!r}")
         try:
             cp = self.open(stored, key)
+            named = self.store.workflow(workflow_id).workflow_name
+            if cp.workflow_name != named:  # else another workflow's steps would run on it
+                raise IntegrityError(
+                    f"checkpoint names workflow {cp.workflow_name!r}, its workflow row {named!r}"
+                )
             outputs = self.load_outputs(cp)
             self.check_ledger(cp)
         except IntegrityError as exc:
@@ -223,12 +228,16 @@ class Engine:
             if sha256_hex(row.value.encode()) != row.sha256:
                 raise IntegrityError(f"output of {row.step!r} does not match its hash")
             digest = output_link(digest, row.sequence, row.step, row.sha256)
-            outputs[row.step] = json.loads(row.value)
         if len(rows) != ref.count or digest != ref.digest:
             raise IntegrityError(
                 f"{len(rows)} output rows disagree with checkpoint #{cp.sequence}, which "
                 f"pins {ref.count}"
             )
+        for row in rows:  # read only once the sealed chain vouches for every row
+            try:
+                outputs[row.step] = json.loads(row.value)
+            except (ValueError, RecursionError):
+                raise IntegrityError(f"output of {row.step!r} is not JSON") from None
         return outputs
 
     def check_ledger(self, cp: Checkpoint) -> None:

@@ -2,7 +2,9 @@
 
 Opening checks, before any field is used: the row's tenant is the expected tenant, the tag
 matches the bytes (so nothing tampered is deserialized), the schema version is supported;
-then older schemas are migrated, and only then is the document validated into a `Checkpoint`.
+then older schemas are migrated, and only then is the document validated into a `Checkpoint`:
+strictly (a number is never read from a string, nor a count from `true`), closed (no unknown
+field), within what the store can hold, and agreeing with its row about whose it is.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from killpoint.harness.engine.errors import IntegrityError, WrongTenantError
-from killpoint.harness.engine.integrity import parse_sealed, seal, verify_seal
-from killpoint.harness.engine.migrations import upgrade
+from killpoint.harness.engine.integrity import canonical_json, parse_sealed, seal, verify_seal
+from killpoint.harness.engine.migrations import first_error, upgrade
 from killpoint.harness.engine.model import SCHEMA_VERSION, Checkpoint, StoredCheckpoint
 from killpoint.harness.engine.rows import NewCheckpoint, StepOutput
 
@@ -43,17 +45,22 @@ def open_checkpoint(stored: StoredCheckpoint, key: bytes, tenant: str) -> Checkp
         )
     verify_seal(stored.body, stored.tenant, stored.tag, key)
     try:  # a current-schema body, parsed and validated in one pass
-        cp = Checkpoint.model_validate_json(stored.body)
+        cp = Checkpoint.model_validate_json(stored.body, strict=True)
     except ValidationError:  # an older schema to migrate, or a bad one: the slow, careful way
         doc = upgrade(parse_sealed(stored.body))
         try:
-            cp = Checkpoint.model_validate(doc)
+            cp = Checkpoint.model_validate_json(canonical_json(doc), strict=True)
         except ValidationError as exc:
             raise IntegrityError(
-                f"checkpoint does not match schema v{SCHEMA_VERSION}: {exc}"
+                f"checkpoint does not match schema v{SCHEMA_VERSION}: {first_error(exc)}"
             ) from exc
     if cp.tenant != tenant or cp.workflow_id != stored.workflow_id:
         raise IntegrityError("checkpoint body disagrees with its row (tenant or workflow id)")
-    if cp.sequence != stored.sequence:
-        raise IntegrityError("checkpoint body disagrees with its row (sequence)")
+    for field, body, row in (
+        ("sequence", cp.sequence, stored.sequence),
+        ("state", cp.state, stored.state),
+        ("run id", cp.lineage.run_id, stored.run_id),
+    ):
+        if body != row:
+            raise IntegrityError(f"checkpoint body disagrees with its row ({field})")
     return cp

@@ -10,11 +10,13 @@ fields". Additive, non-security fields (versions that were not recorded) get an 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from killpoint.harness.engine.errors import IntegrityError, QuarantinedError
-from killpoint.harness.engine.integrity import input_hash
-from killpoint.harness.engine.model import SCHEMA_VERSION
+from killpoint.harness.engine.integrity import canonical_json, input_hash
+from killpoint.harness.engine.model import INT32, INT64, SCHEMA_VERSION
 
 UNRECORDED = "unrecorded"
 
@@ -32,66 +34,140 @@ def migration(from_version: int) -> Callable[[Migration], Migration]:
     return register
 
 
-def _require(doc: Doc, field: str, why: str) -> Any:
-    value = doc.get(field)
+def _require(value: Any, version: int, field: str, why: str) -> Any:
     if value is None:
         raise QuarantinedError(
-            f"schema v{doc.get('schema_version')} checkpoint has no {field!r}; "
-            f"migrating would have to invent {why}"
+            f"schema v{version} checkpoint has no {field!r}; migrating would have to invent {why}"
         )
     return value
+
+
+def first_error(exc: ValidationError) -> str:
+    """A validation failure in one line: where, and what."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    return f"{where}: {error['msg']}"
+
+
+# -- schema v1, as its engine wrote it: v1 is reshaped, not copied, so it is read by its own
+# closed, strict schema first (an unknown or mistyped field would otherwise be dropped or
+# coerced on the way). Later schemas are copied forward and the current one checks them.
+
+
+class _V1(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
+
+
+Count = Annotated[int, Field(ge=0, le=INT32)]
+Millis = Annotated[int, Field(ge=0, le=INT64)]
+
+
+class V1Limits(_V1):
+    attempts: Count
+    steps: Count
+    cost: Count
+    time_ms: Millis
+
+
+class V1Spent(_V1):
+    attempts: Count = 0
+    steps: Count = 0
+    cost: Count = 0
+    time_ms: Millis = 0
+
+
+class V1Effect(_V1):
+    operation_id: str
+    intent: str
+    key: str
+    status: str
+    receipt_id: str | None = None
+
+
+class V1Checkpoint(_V1):
+    """Its security fields are optional here, so that a missing one is quarantined with its
+    reason (never defaulted), not reported as a schema error."""
+
+    schema_version: Literal[1]
+    workflow_id: str
+    workflow_name: str
+    owner_tenant: str | None = None
+    run_id: str
+    sequence: int
+    state: str
+    status: str
+    input: dict[str, JsonValue]
+    plan_version: str
+    prompt_version: str
+    limits: V1Limits | None = None
+    spent: V1Spent = V1Spent()
+    artifacts: list[dict[str, JsonValue]] = []
+    effects: list[V1Effect] = []
+    approved_by: str | None = None
+    approval_gate: str | None = None
+    approval_scope: str | None = None
+    approval_policy: str | None = None
+    approval_expires_at: float | None = None
+    next_actions: list[str] = []
+    outputs: dict[str, JsonValue] = {}
+    created_at: float
 
 
 @migration(1)
 def v1_to_v2(doc: Doc) -> Doc:
     """v1 stored limits and spend separately, one optional approval, and `owner_tenant`."""
-    tenant = _require(doc, "owner_tenant", "the tenant")
-    limits = _require(doc, "limits", "the budget")
-    spent = doc.get("spent") or {}
+    old = V1Checkpoint.model_validate_json(canonical_json(doc))
+    tenant = _require(old.owner_tenant, 1, "owner_tenant", "the tenant")
+    limits: V1Limits = _require(old.limits, 1, "limits", "the budget")
+    spent = old.spent
     approvals = []
-    if doc.get("approved_by") is not None:
+    if old.approved_by is not None:
         approvals.append(
             {
-                "gate": _require(doc, "approval_gate", "the approval gate"),
-                "actor": doc["approved_by"],
-                "scope": _require(doc, "approval_scope", "the approval scope"),
-                "policy_version": _require(doc, "approval_policy", "the approval policy"),
-                "expires_at": _require(doc, "approval_expires_at", "the approval's expiry"),
+                "gate": _require(old.approval_gate, 1, "approval_gate", "the approval gate"),
+                "actor": old.approved_by,
+                "scope": _require(old.approval_scope, 1, "approval_scope", "the approval scope"),
+                "policy_version": _require(
+                    old.approval_policy, 1, "approval_policy", "the approval policy"
+                ),
+                "expires_at": _require(
+                    old.approval_expires_at, 1, "approval_expires_at", "the approval's expiry"
+                ),
             }
         )
     return {
         "schema_version": 2,
-        "workflow_id": doc["workflow_id"],
-        "workflow_name": doc["workflow_name"],
+        "workflow_id": old.workflow_id,
+        "workflow_name": old.workflow_name,
         "tenant": tenant,
-        "lineage": {"run_id": doc["run_id"], "parent_run_id": None, "decision": "start"},
-        "sequence": doc["sequence"],
-        "state": doc["state"],
-        "status": doc["status"],
-        "input": doc["input"],
-        "plan_version": doc["plan_version"],
-        "prompt_version": doc["prompt_version"],
-        "artifacts": doc.get("artifacts", []),
+        "lineage": {"run_id": old.run_id, "parent_run_id": None, "decision": "start"},
+        "sequence": old.sequence,
+        "state": old.state,
+        "status": old.status,
+        "input": old.input,
+        "plan_version": old.plan_version,
+        "prompt_version": old.prompt_version,
+        "artifacts": old.artifacts,
         "effects": [
             {
-                "operation_id": e["operation_id"],
-                "intent": e["intent"],
-                "idempotency_key": e["key"],
-                "status": e["status"],
-                "receipt_id": e.get("receipt_id"),
+                "operation_id": e.operation_id,
+                "intent": e.intent,
+                "idempotency_key": e.key,
+                "status": e.status,
+                "receipt_id": e.receipt_id,
             }
-            for e in doc.get("effects", [])
+            for e in old.effects
         ],
         "approvals": approvals,
         "budget": {
-            "attempts_left": limits["attempts"] - spent.get("attempts", 0),
-            "steps_left": limits["steps"] - spent.get("steps", 0),
-            "cost_left": limits["cost"] - spent.get("cost", 0),
-            "time_left_ms": limits["time_ms"] - spent.get("time_ms", 0),
+            "attempts_left": limits.attempts - spent.attempts,
+            "steps_left": limits.steps - spent.steps,
+            "cost_left": limits.cost - spent.cost,
+            "time_left_ms": limits.time_ms - spent.time_ms,
         },
-        "next_actions": doc.get("next_actions", []),
-        "outputs": doc.get("outputs", {}),
-        "created_at": doc["created_at"],
+        "next_actions": old.next_actions,
+        "outputs": old.outputs,
+        "created_at": old.created_at,
     }
 
 
@@ -99,7 +175,7 @@ def v1_to_v2(doc: Doc) -> Doc:
 def v2_to_v3(doc: Doc) -> Doc:
     """v3 records the model contract and tool schema, the input hash and pending work."""
     for field in ("tenant", "budget", "approvals"):
-        _require(doc, field, f"the {field}")
+        _require(doc.get(field), 2, field, f"the {field}")
     out = {k: v for k, v in doc.items() if k not in ("plan_version", "prompt_version")}
     out["schema_version"] = 3
     out["versions"] = {
@@ -130,7 +206,7 @@ def v3_to_v4(doc: Doc) -> Doc:
 def upgrade(doc: Doc) -> Doc:
     """Run the chain of registered migrations up to the current schema version."""
     version = doc.get("schema_version")
-    if not isinstance(version, int):
+    if isinstance(version, bool) or not isinstance(version, int):
         raise IntegrityError("checkpoint has no integer schema_version")
     if version > SCHEMA_VERSION:
         raise IntegrityError(
@@ -142,7 +218,11 @@ def upgrade(doc: Doc) -> Doc:
             raise IntegrityError(f"no migration registered from checkpoint schema v{version}")
         try:  # a sealed old body missing a field or with one of the wrong type
             doc = step(doc)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except ValidationError as exc:
+            raise QuarantinedError(
+                f"schema v{version} checkpoint does not match its schema: {first_error(exc)}"
+            ) from exc
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             raise QuarantinedError(
                 f"schema v{version} checkpoint cannot be migrated: {type(exc).__name__} {exc}"
             ) from exc

@@ -7,17 +7,28 @@ validated at every edge and never mutated in place.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 
 from killpoint.harness.contract.records import ArtifactRef, EffectStatus, RunStatus, Versions
 
 SCHEMA_VERSION: Literal[4] = 4
+# Bounds of what the store can hold: sequences and budgets are INTEGER columns (32 bits on
+# PostgreSQL); a sealed body beyond them is refused when read, not on the next write.
+INT32 = 2**31 - 1
+INT64 = 2**63 - 1
+
+
+def _exact_int(value: object) -> object:
+    if isinstance(value, bool | float):
+        raise ValueError(f"a schema version is an integer, not {type(value).__name__}")
+    return value
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # No NaN or infinity: JSON has neither, and an approval that expires "at inf" never does.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Lineage(Frozen):
@@ -47,10 +58,10 @@ class ApprovalGrant(Frozen):
 class Budget(Frozen):
     """What is left. Only ever decreases along a lineage, whatever crashes in between."""
 
-    attempts_left: int
-    steps_left: int
-    cost_left: int
-    time_left_ms: int
+    attempts_left: int = Field(ge=0, le=INT32)  # an attempt is spent only while one is left
+    steps_left: int = Field(ge=0, le=INT32)  # likewise a step
+    cost_left: int = Field(ge=-INT32, le=INT32)  # a step may cost more than was left
+    time_left_ms: int = Field(ge=-INT64, le=INT64)  # negative past the deadline
 
     def exhausted(self) -> str | None:
         for name in ("attempts_left", "steps_left", "cost_left", "time_left_ms"):
@@ -72,20 +83,21 @@ class OutputsRef(Frozen):
     however many steps ran; the chain over each output's sequence, step and hash, in commit
     order, lets a resume detect an altered, missing or extra output row."""
 
-    since: int = Field(ge=0)  # output rows of checkpoints after this sequence are this run's
-    count: int = Field(default=0, ge=0)
+    since: int = Field(ge=0, le=INT32)  # output rows of checkpoints after this one are the run's
+    count: int = Field(default=0, ge=0, le=INT32)
     digest: str = ""  # "" while there are none
 
 
 class Checkpoint(Frozen):
     """A committed, versioned, integrity-protected boundary of one workflow run."""
 
-    schema_version: Literal[4] = SCHEMA_VERSION
+    # pydantic matches a literal by equality, even strictly: 4.0 would pass for 4
+    schema_version: Annotated[Literal[4], BeforeValidator(_exact_int)] = SCHEMA_VERSION
     workflow_id: str
     workflow_name: str
     tenant: str
     lineage: Lineage
-    sequence: int = Field(ge=1)
+    sequence: int = Field(ge=1, le=INT32)
     state: str
     status: RunStatus
     status_reason: str = ""

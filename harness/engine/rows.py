@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from pydantic import ValidationError
+
 from killpoint.harness.contract.records import (
     ApprovalRecord,
     EffectRecord,
@@ -124,7 +126,27 @@ def stored_checkpoint(row: Row) -> StoredCheckpoint:
             f"{type(body).__name__}, not bytes"
         )
     row["body"] = bytes(body)  # a driver may hand back a memoryview
-    return StoredCheckpoint.model_validate(row)
+    try:
+        return StoredCheckpoint.model_validate(row)
+    except ValidationError as exc:  # another edited column: a text sequence, a numeric tenant
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        raise IntegrityError(
+            f"checkpoint {row.get('workflow_id')}#{row.get('sequence')} row has a bad {where}: "
+            f"{exc.errors()[0]['msg']}"
+        ) from exc
+
+
+def step_output(row: Row) -> StepOutput:
+    """An output row as stored; a column of another type (an edited row) is an IntegrityError."""
+    out = StepOutput(**row)
+    if not (
+        isinstance(out.sequence, int)
+        and isinstance(out.step, str)
+        and isinstance(out.value, str)
+        and isinstance(out.sha256, str)
+    ):
+        raise IntegrityError(f"output row of {out.step!r} holds a column of the wrong type")
+    return out
 
 
 def output_row(workflow_id: str, out: StepOutput) -> Row:

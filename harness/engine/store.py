@@ -49,6 +49,7 @@ from killpoint.harness.engine.rows import (
     log_entry,
     log_row,
     output_row,
+    step_output,
     stored_checkpoint,
     workflow_record,
     workflow_row,
@@ -233,7 +234,7 @@ class Store:
     def outputs(self, workflow_id: str, after: int = 0, upto: int = 2**31 - 1) -> list[StepOutput]:
         """The outputs committed by checkpoints `after` < sequence <= `upto`, in order."""
         params = {"workflow_id": workflow_id, "after": after, "upto": upto}
-        return [StepOutput(**r) for r in self.db.reading().execute(q.OUTPUTS, params).rows]
+        return [step_output(r) for r in self.db.reading().execute(q.OUTPUTS, params).rows]
 
     def compacted_below(self, workflow_id: str) -> int:
         value = self.db.reading().execute(q.COMPACTED_BELOW, {"workflow_id": workflow_id}).scalar()

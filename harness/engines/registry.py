@@ -53,10 +53,14 @@ def load_engine(ref: str | None) -> EngineSpec:
         )
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
-    try:
+    try:  # a relative name is a TypeError, a team's module may raise anything as it loads
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise KillpointError(f"cannot import engine module {module_name!r}: {exc}") from exc
+    except Exception as exc:
+        raise KillpointError(
+            f"cannot import engine module {module_name!r}: {type(exc).__name__}: {exc}"
+        ) from exc
     try:
         target = getattr(module, attr)
     except AttributeError:

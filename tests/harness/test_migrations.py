@@ -111,14 +111,36 @@ def v3_doc(clock: FakeClock, **overrides: Any) -> dict[str, Any]:
 
 def insert_old(store: Store, clock: FakeClock, doc: dict[str, Any]) -> None:
     """Insert an old-schema document as a sealed checkpoint row with its workflow row."""
-    body = canonical_json(doc)
-    record = WorkflowRecord(
+    insert_sealed(
+        store,
+        clock,
+        canonical_json(doc),
         workflow_id="wf-old",
         workflow_name=doc["workflow_name"],
+        state=doc["state"],
+        schema_version=doc["schema_version"],
+    )
+
+
+def insert_sealed(
+    store: Store,
+    clock: FakeClock,
+    body: bytes,
+    *,
+    workflow_id: str,
+    workflow_name: str,
+    state: str,
+    schema_version: int,
+) -> None:
+    """A workflow row and its checkpoint 1 holding `body`, sealed with the test key, whatever
+    the body says."""
+    record = WorkflowRecord(
+        workflow_id=workflow_id,
+        workflow_name=workflow_name,
         tenant="default",
         status=RunStatus.RUNNING,
         status_reason="",
-        state=doc["state"],
+        state=state,
         sequence=1,
         fencing_token=0,
         lease_owner=None,
@@ -132,11 +154,11 @@ def insert_old(store: Store, clock: FakeClock, doc: dict[str, Any]) -> None:
     )
     first = NewCheckpoint(
         sequence=1,
-        run_id="wf-old:r1",
-        state=doc["state"],
+        run_id=f"{workflow_id}:r1",
+        state=state,
         status=RunStatus.RUNNING,
         status_reason="",
-        schema_version=doc["schema_version"],
+        schema_version=schema_version,
         tenant="default",
         body=body,
         tag=seal(body, "default", KEY),
