@@ -54,7 +54,7 @@ _ONLY_FOR: dict[FaultMode, tuple[str, set[str]]] = {
     FaultMode.WITHHELD_VISIBILITY: ("publisher", {"publish"}),
     FaultMode.CORRUPT_ARTIFACT: ("artifacts", {"get"}),
     FaultMode.MISSING_ARTIFACT: ("artifacts", {"get"}),
-    FaultMode.OVERWRITTEN: ("files", {"put", "delete"}),
+    FaultMode.OVERWRITTEN: ("files", {"delete"}),
 }
 
 # (method, path pattern) -> (service, operation); the one place that names operations.
@@ -119,7 +119,7 @@ class FaultRule(BaseModel):
     """Fail the ``occurrence``-th request (every one if None) matching service and operation.
 
     Params: ``slow`` needs ``delay_s``; ``withheld_visibility`` takes ``after_reads`` and/or
-    ``after_s`` (neither: never visible); ``overwritten`` (files ``put``/``delete``): another
+    ``after_s`` (neither: never visible); ``overwritten`` (files ``delete``): another
     client saves a newer version of the object just before the request is served.
     """
 

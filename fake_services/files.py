@@ -24,7 +24,7 @@ serves both ETag and checksum). Journal: every request is keyed by the object's 
 effect `resource_id` is the ETag of the object it left, a delete's the ETag of the one it
 removed, so the oracle can tell a whole write (its object is its body) from an append and a
 delete of the run's own version from one of another writer's. The `overwritten` fault has
-another client save a newer version just before a request is served, unjournaled: it is the
+another client save a newer version just before a delete is served, unjournaled: it is the
 world changing under the run, not an effect of the run.
 """
 
@@ -72,7 +72,6 @@ async def _write(services: Services, request: Request, operation: str) -> Respon
     headers = request.headers
 
     def work(record: RequestRecord, fault: Fault | None) -> Reply:
-        _other_writer(services, key, fault)
         sent = headers.get(CHECKSUM)
         if sent is not None and sent != checksum(data):
             return error(400, "BadDigest", message="the sha256 you specified did not match")

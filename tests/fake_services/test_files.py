@@ -110,6 +110,6 @@ def test_overwritten_another_writer_saves_first_unjournaled(
     assert removed.resource_id == _sha(theirs)
 
 
-def test_overwritten_applies_to_writes_and_deletes_only() -> None:
+def test_overwritten_applies_to_deletes_only() -> None:
     with pytest.raises(ValueError, match="overwritten"):
         plan(rule("files", "get", "overwritten"))
