@@ -5,7 +5,9 @@ fingerprint or proved absent and sent once."""
 from __future__ import annotations
 
 from itertools import count
+from pathlib import Path
 
+from killpoint import run_campaign
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
 from killpoint.fake_services.realism import ACTIVE, search_lag_s
 from killpoint.harness.checkers import check_all
@@ -106,3 +108,21 @@ def test_outbox_a_search_that_cannot_be_made_leaves_the_doubt_to_review(world: W
     assert history.final_status == RunStatus.NEEDS_REVIEW, history.final_reason
     assert [r.operation for r in history.requests].count("send") == 1
     assert [v.checker for v in check_all(history, OUTBOX_SCENARIO.workflow) if not v.valid] == []
+
+
+def test_a_campaign_of_the_outbox_ends_no_run_in_review_where_the_plain_mailer_ends_many(
+    tmp_path: Path,
+) -> None:
+    """Issue 17's acceptance, on the plan's single crashes, network faults and named cases:
+    the mailer in doubt must escalate, the outbox never has to, for its search is answered in
+    all of them (a search that is not answered is the exploration's, and ends in review)."""
+    reviews = {
+        name: sum(
+            r.final_status == "needs_review"
+            for r in run_campaign(
+                name, workdir=tmp_path, explore="0", double=False, interleave=False
+            ).runs
+        )
+        for name in ("email", "email_outbox")
+    }
+    assert reviews["email"] >= 5 and reviews["email_outbox"] == 0, reviews
