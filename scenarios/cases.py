@@ -8,8 +8,10 @@ campaign runs them all; the tests pin each one; the mutants are hunted with them
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import count
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
+from killpoint.fake_services.realism import ACTIVE, search_lag_s
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.history import History
 from killpoint.harness.scenario import Expect, NamedCase, NotApplicable
@@ -136,6 +138,10 @@ def _nothing_deleted(h: History) -> str | None:
     deleted = _effects(h, "files", "delete")
     return f"{deleted} object(s) deleted, expected the newer version kept" if deleted else None
 
+
+# the services' draws for a run seeded so: its message shows in the provider's search only
+# after a lag, as half the messages do
+UNINDEXED = next(s for n in count() if search_lag_s(ACTIVE, s := f"unindexed-{n}", 1) > 0)
 
 NEW_PROMPT = Versions(
     plan="publish-flow@5", prompt="writer@13", model_contract="contract@1", tool_schema="tools@1"
@@ -309,15 +315,25 @@ CASES: tuple[NamedCase, ...] = (
         _all(_status("needs_review"), _at_most_once("mailer"), _once("mailer")),
     ),
     NamedCase(
-        "kill_after_external_call_outbox",
-        "001: Kill the worker after each external call (through a local outbox)",
+        "response_lost_outbox",
+        "000: Crash after downstream commit but before response (through a local outbox)",
         _schedule(
             "email_outbox",
-            "kill_after_external_call_outbox",
-            crashes=[_crash("notify", "transport.response_received")],
+            "response_lost_outbox",
+            network=FaultPlan(
+                rules=(
+                    FaultRule(
+                        service="outbound",
+                        operation="send",
+                        occurrence=1,
+                        mode=FaultMode.LOST_RESPONSE,
+                    ),
+                ),
+                seed=UNINDEXED,
+            ),
         ),
-        "The outbox's fingerprint finds the message the provider sent: its id is committed, "
-        "nothing is sent again, the run completes.",
+        "Reconcile by the message's fingerprint, waiting out the search's lag: the message is "
+        "found and its provider id committed, never sent twice.",
         _all(_status("completed"), _at_most_once("outbound"), _reconciled("notify")),
     ),
     NamedCase(
