@@ -1,7 +1,8 @@
 """Fake downstream services with their own durable ground truth and per-request fault modes.
 
 The outside world of killpoint: payments (idempotent), cms (not idempotent), mailer
-(irreversible, no lookup), publisher (eventually consistent) and artifacts (content-addressed),
+(irreversible, no lookup), outbound (irreversible, searchable by the sender's metadata, with a
+lag), publisher (eventually consistent), artifacts (content-addressed) and files (S3's rules),
 served in-process (:class:`InProcessServices`) or as a real HTTP server (:class:`ServiceProcess`).
 Each keeps a :class:`Journal` the oracle reads. Nothing here imports ``harness``.
 """
@@ -12,9 +13,12 @@ from killpoint.fake_services.app import build_app
 from killpoint.fake_services.clients import (
     ArtifactsClient,
     CmsClient,
+    FilesClient,
     MailerClient,
+    OutboundClient,
     PaymentsClient,
     PublisherClient,
+    SearchPage,
 )
 from killpoint.fake_services.clock import ServiceClock
 from killpoint.fake_services.errors import (
@@ -27,7 +31,15 @@ from killpoint.fake_services.errors import (
 from killpoint.fake_services.faults import Fault, FaultInjector, FaultMode, FaultPlan, FaultRule
 from killpoint.fake_services.inprocess import InProcessServices
 from killpoint.fake_services.journal import AppliedEffect, Journal, RequestRecord, fingerprint
-from killpoint.fake_services.models import Charge, Message, Post, Publication, Refund
+from killpoint.fake_services.models import (
+    Charge,
+    FileObject,
+    Message,
+    OutboundMessage,
+    Post,
+    Publication,
+    Refund,
+)
 from killpoint.fake_services.transport import FaultInjectingTransport, connect
 
 if TYPE_CHECKING:
@@ -55,11 +67,15 @@ __all__ = [
     "FaultMode",
     "FaultPlan",
     "FaultRule",
+    "FileObject",
+    "FilesClient",
     "InProcessServices",
     "Journal",
     "MailerClient",
     "Message",
     "NotFound",
+    "OutboundClient",
+    "OutboundMessage",
     "OutcomeUnknown",
     "PaymentsClient",
     "Post",
@@ -68,6 +84,7 @@ __all__ = [
     "Refund",
     "Rejected",
     "RequestRecord",
+    "SearchPage",
     "ServiceClock",
     "ServiceError",
     "ServiceProcess",

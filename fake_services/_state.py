@@ -1,4 +1,4 @@
-"""Durable state of the fake services (charges, posts, publications, blobs).
+"""Durable state of the fake services (charges, posts, messages, publications, files, blobs).
 
 It shares the journal's database so a state change and its journal effect commit together, and a
 real-tier server restarted on the same file still answers lookups (by idempotency key, by slug)
@@ -53,6 +53,14 @@ class StateStore:
     def get(self, kind: str, id: str) -> dict[str, Any] | None:
         row = self.db.fetchone("SELECT data FROM resources WHERE kind = ? AND id = ?", (kind, id))
         return None if row is None else _load(row[0])
+
+    def all(self, kind: str) -> list[dict[str, Any]]:
+        """Every document of a kind, oldest first (a search the lookup column cannot serve)."""
+        rows = self.db.fetchall("SELECT data FROM resources WHERE kind = ? ORDER BY rowid", (kind,))
+        return [_load(row[0]) for row in rows]
+
+    def delete(self, kind: str, id: str) -> None:
+        self.db.execute("DELETE FROM resources WHERE kind = ? AND id = ?", (kind, id))
 
     def by_idempotency_key(self, kind: str, key: str) -> tuple[str, dict[str, Any]] | None:
         """The (fingerprint, document) first stored under an idempotency key."""

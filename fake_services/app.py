@@ -11,7 +11,16 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from killpoint.fake_services import admin, artifacts, cms, mailer, payments, publisher
+from killpoint.fake_services import (
+    admin,
+    artifacts,
+    cms,
+    files,
+    mailer,
+    outbound,
+    payments,
+    publisher,
+)
 from killpoint.fake_services._service import Services
 from killpoint.fake_services.clock import ServiceClock
 from killpoint.fake_services.faults import CLOCK_HEADER, FaultInjector, FaultPlan
@@ -23,12 +32,12 @@ def build_app(
     faults: FaultInjector | FaultPlan | None = None,
     clock: ServiceClock | None = None,
 ) -> Starlette:
-    """Mount payments, cms, mailer, publisher, artifacts and ``/_admin`` on one app."""
+    """Mount payments, cms, mailer, outbound, publisher, artifacts, files and ``/_admin``."""
     injector = faults if isinstance(faults, FaultInjector) else FaultInjector(faults)
     services = Services(journal, injector, clock or ServiceClock())
     routes = [
         route
-        for module in (payments, cms, mailer, publisher, artifacts, admin)
+        for module in (payments, cms, mailer, outbound, publisher, artifacts, files, admin)
         for route in module.routes(services)
     ]
     app = Starlette(routes=routes, middleware=[Middleware(ClockFromCaller, clock=services.clock)])

@@ -8,13 +8,24 @@ unknown, even a refused connection: an engine should reconcile rather than guess
 
 from __future__ import annotations
 
+import base64
 import hashlib
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from killpoint.fake_services.errors import ArtifactCorrupt, NotFound, OutcomeUnknown, Rejected
-from killpoint.fake_services.models import Charge, Message, Post, Publication, Refund
+from killpoint.fake_services.models import (
+    Charge,
+    FileObject,
+    Message,
+    OutboundMessage,
+    Post,
+    Publication,
+    Refund,
+)
 
 
 def _send(client: httpx.Client, method: str, url: str, **kwargs: Any) -> httpx.Response:
@@ -46,8 +57,8 @@ def _body(response: httpx.Response) -> Any:
         return response.text
 
 
-def _keyed(idempotency_key: str) -> dict[str, str]:
-    return {"Idempotency-Key": idempotency_key}
+def _keyed(idempotency_key: str | None) -> dict[str, str]:
+    return {} if idempotency_key is None else {"Idempotency-Key": idempotency_key}
 
 
 class PaymentsClient:
@@ -124,6 +135,41 @@ class MailerClient:
         )
 
 
+@dataclass(frozen=True)
+class SearchPage:
+    """What a search of sent messages showed, and when by the provider's clock (`Date`)."""
+
+    messages: list[OutboundMessage]
+    searched_at: float
+
+
+class OutboundClient:
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+
+    def send(
+        self,
+        to: str,
+        subject: str,
+        body: str,
+        metadata: dict[str, str],
+        idempotency_key: str | None = None,
+    ) -> OutboundMessage:
+        """Send a message carrying `metadata`; the provider takes no idempotency key (one
+        given is journaled for the oracle, not honoured)."""
+        payload = {"to": to, "subject": subject, "body": body, "metadata": metadata}
+        headers = _keyed(idempotency_key)
+        response = _send(self.http, "POST", "/outbound/messages", json=payload, headers=headers)
+        return OutboundMessage.model_validate(response.json())
+
+    def search(self, name: str, value: str) -> SearchPage:
+        """The sent messages whose metadata `name` is `value`, as far as the search shows."""
+        response = _send(self.http, "GET", "/outbound/messages", params={f"metadata_{name}": value})
+        messages = [OutboundMessage.model_validate(m) for m in response.json()["messages"]]
+        date = parsedate_to_datetime(response.headers["date"]).timestamp()
+        return SearchPage(messages, date)
+
+
 class PublisherClient:
     def __init__(self, http: httpx.Client) -> None:
         self.http = http
@@ -164,3 +210,52 @@ class ArtifactsClient:
         if verify and actual != sha256:
             raise ArtifactCorrupt(sha256, actual)
         return data
+
+
+class FilesClient:
+    """The object store, S3's way: whole writes with a checksum and a condition, appends,
+    reads, and deletes that answer 204 whatever was there unless told which version."""
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+
+    def put(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        if_none_match: bool = False,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> FileObject:
+        sha = base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
+        headers = {"x-amz-checksum-sha256": sha, **_conditions(if_none_match, if_match)}
+        headers.update(_keyed(idempotency_key))
+        response = _send(self.http, "PUT", f"/files/{key}", content=data, headers=headers)
+        return FileObject.model_validate(response.json())
+
+    def append(
+        self, key: str, offset: int, data: bytes, idempotency_key: str | None = None
+    ) -> FileObject:
+        """Add `data` at the end of the object (at `offset`, its size; 0 creates it)."""
+        headers = {"x-amz-write-offset-bytes": str(offset), **_keyed(idempotency_key)}
+        response = _send(self.http, "PATCH", f"/files/{key}", content=data, headers=headers)
+        return FileObject.model_validate(response.json())
+
+    def get(self, key: str) -> bytes | None:
+        """The object's bytes, or None when nothing is at the key."""
+        try:
+            return _send(self.http, "GET", f"/files/{key}").content
+        except NotFound:
+            return None
+
+    def delete(
+        self, key: str, *, if_match: str | None = None, idempotency_key: str | None = None
+    ) -> None:
+        headers = {**_conditions(False, if_match), **_keyed(idempotency_key)}
+        _send(self.http, "DELETE", f"/files/{key}", headers=headers)
+
+
+def _conditions(if_none_match: bool, if_match: str | None) -> dict[str, str]:
+    found = {"If-None-Match": "*"} if if_none_match else {}
+    return found if if_match is None else {**found, "If-Match": f'"{if_match}"'}

@@ -37,6 +37,7 @@ class FaultMode(StrEnum):
     WITHHELD_VISIBILITY = "withheld_visibility"
     CORRUPT_ARTIFACT = "corrupt_artifact"
     MISSING_ARTIFACT = "missing_artifact"
+    OVERWRITTEN = "overwritten"
 
 
 NETWORK_MODES = frozenset(
@@ -53,6 +54,7 @@ _ONLY_FOR: dict[FaultMode, tuple[str, set[str]]] = {
     FaultMode.WITHHELD_VISIBILITY: ("publisher", {"publish"}),
     FaultMode.CORRUPT_ARTIFACT: ("artifacts", {"get"}),
     FaultMode.MISSING_ARTIFACT: ("artifacts", {"get"}),
+    FaultMode.OVERWRITTEN: ("files", {"delete"}),
 }
 
 # (method, path pattern) -> (service, operation); the one place that names operations.
@@ -68,10 +70,16 @@ OPERATIONS: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
         ("GET", r"/cms/posts", "cms", "posts_by_slug"),
         ("GET", r"/cms/posts/[^/]+", "cms", "get_post"),
         ("POST", r"/mailer/messages", "mailer", "send"),
+        ("POST", r"/outbound/messages", "outbound", "send"),
+        ("GET", r"/outbound/messages", "outbound", "search"),
         ("POST", r"/publisher/publications", "publisher", "publish"),
         ("GET", r"/publisher/publications/[^/]+", "publisher", "read"),
         ("PUT", r"/artifacts/[^/]+", "artifacts", "put"),
         ("GET", r"/artifacts/[^/]+", "artifacts", "get"),
+        ("PUT", r"/files/.+", "files", "put"),
+        ("PATCH", r"/files/.+", "files", "append"),
+        ("GET", r"/files/.+", "files", "get"),
+        ("DELETE", r"/files/.+", "files", "delete"),
     )
 )
 SERVICES = frozenset(service for _, _, service, _ in OPERATIONS)
@@ -139,7 +147,8 @@ class FaultRule(BaseModel):
     """Fail the ``occurrence``-th request (every one if None) matching service and operation.
 
     Params: ``slow`` needs ``delay_s``; ``withheld_visibility`` takes ``after_reads`` and/or
-    ``after_s`` (neither: never visible).
+    ``after_s`` (neither: never visible); ``overwritten`` (files ``delete``): another
+    client saves a newer version of the object just before the request is served.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

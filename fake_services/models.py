@@ -6,7 +6,7 @@ means the HTTP contract in README.md and the typed clients cannot drift apart.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 _SHA256 = r"^[0-9a-f]{64}$"
 
@@ -42,6 +42,19 @@ class MessageRequest(_Body):
     to: str = Field(min_length=1)
     subject: str
     body: str
+
+
+class OutboundRequest(MessageRequest):
+    # Postmark's `Metadata`: the sender's own name/value pairs, kept with the message and
+    # searchable; one name twice, even in another case, is refused
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("metadata")
+    @classmethod
+    def _names_unique_ignoring_case(cls, value: dict[str, str]) -> dict[str, str]:
+        if len({name.lower() for name in value}) != len(value):
+            raise ValueError("metadata names must be unique, ignoring case")
+        return value
 
 
 class PublicationRequest(_Body):
@@ -84,6 +97,18 @@ class Message(_Resource):
     subject: str
     body: str
     sent_at: float
+
+
+class OutboundMessage(Message):
+    metadata: dict[str, str]
+
+
+class FileObject(_Resource):
+    """What a write to the files store answers: the object it left at the key."""
+
+    key: str
+    etag: str  # the sha256 of the object's bytes (S3's ETag is an MD5; one hash serves here)
+    size: int
 
 
 class Publication(_Resource):

@@ -25,6 +25,8 @@ class Realism:
     visibility_lag: bool = True
     # payments: other customers' charges already carry the run's order ids
     other_customers: bool = True
+    # outbound: a sent message shows in the search only after a lag drawn from SEARCH_*
+    search_lag: bool = True
     seed: str = ""  # mixed into every draw, with the run's own seed
 
 
@@ -44,15 +46,34 @@ def _unit(*parts: object) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+def _late(realism: Realism, seed: str, what: str, ordinal: int, at_once: float) -> float | None:
+    """None for an object drawn to show at once, else where in [0, 1) its lag falls."""
+    u = _unit(realism.seed, seed, what, ordinal)
+    return None if u < at_once else (u - at_once) / (1 - at_once)
+
+
 def visibility_lag_s(realism: Realism, seed: str, ordinal: int) -> float:
     """How long the run's `ordinal`-th publication stays invisible to reads (0: at once)."""
-    if not realism.visibility_lag:
+    tail = _late(realism, seed, "lag", ordinal, LAG_VISIBLE_AT_ONCE)
+    if not realism.visibility_lag or tail is None:
         return 0.0
-    u = _unit(realism.seed, seed, "lag", ordinal)
-    if u < LAG_VISIBLE_AT_ONCE:
-        return 0.0
-    tail = (u - LAG_VISIBLE_AT_ONCE) / (1 - LAG_VISIBLE_AT_ONCE)
     return round(min(LAG_MAX_S, -LAG_MEAN_S * math.log(1 - tail)), 3)
+
+
+# The lag of a provider's message search behind its sends (Mailgun's events "follow different
+# routes to the event storage", and a page of them is trustworthy only past a threshold age):
+# half the messages show at once, the rest within SEARCH_WINDOW_S, the threshold past which a
+# searcher may take absence as proof.
+SEARCH_AT_ONCE = 0.5
+SEARCH_WINDOW_S = 1.0
+
+
+def search_lag_s(realism: Realism, seed: str, ordinal: int) -> float:
+    """How long the run's `ordinal`-th message stays out of the search (0: at once)."""
+    tail = _late(realism, seed, "search", ordinal, SEARCH_AT_ONCE)
+    if not realism.search_lag or tail is None:
+        return 0.0
+    return round(SEARCH_WINDOW_S * tail, 3)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,11 @@ def main(argv: list[str] | None = None) -> None:
         Path(partial).write_text(str(port))
         os.replace(partial, args.port_file)
     print(f"fake_services listening on http://{args.host}:{port}", flush=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    # `Date` is the services' injected clock where a service says it (outbound's search), never
+    # uvicorn's wall clock beside it
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", date_header=False
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -19,6 +19,7 @@ from killpoint.scenarios import (
     batch,
     email,
     expensive_reuse,
+    file_report,
     handoff,
     order_saga,
     research_publish,
@@ -55,7 +56,9 @@ CATALOGUE: dict[str, Scenario] = {
         handoff.INCOMPATIBLE_SCENARIO,
         batch.SCENARIO,
         email.SCENARIO,
+        email.OUTBOX_SCENARIO,
         expensive_reuse.SCENARIO,
+        file_report.SCENARIO,
     )
 }
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import httpx
 from pydantic import JsonValue
 
 from killpoint import fake_services as fs
+from killpoint.fake_services.realism import SEARCH_WINDOW_S
 from killpoint.harness.contract.adapters import Capabilities, EffectAdapter
 from killpoint.harness.contract.errors import (
     CannotTell,
@@ -32,14 +33,18 @@ from killpoint.harness.contract.records import EffectIntent, Receipt
 from killpoint.scenarios._common import json_bytes
 
 __all__ = [
+    "FINGERPRINT",
     "SERVICES",
     "ArtifactsAdapter",
     "CmsAdapter",
+    "FilesAdapter",
     "MailerAdapter",
+    "OutboundAdapter",
     "PaymentsAdapter",
     "PublisherAdapter",
     "adapters_for",
     "artifact_args",
+    "file_args",
 ]
 
 
@@ -220,6 +225,84 @@ class MailerAdapter:
         return bool(receipt.resource_id) and receipt.detail.get("to") == intent.args.get("to")
 
 
+FINGERPRINT = "fingerprint"  # the metadata name an outbox's message fingerprint travels under
+
+
+class OutboundAdapter:
+    """E-mail through a provider with no idempotency key but a search of sent messages by the
+    sender's metadata: the other half of a local outbox (seed 001: "if the provider lacks
+    native support, create a local outbox with a uniqueness constraint. For emails, store a
+    message fingerprint and provider message ID").
+
+    The engine's ledger row is the outbox entry: its unique idempotency key is the message
+    fingerprint, sent as metadata with the message, and its receipt keeps the provider's
+    message id. A message in doubt is looked up by its fingerprint: found, its receipt; absent
+    only once an empty search came a whole search window after an earlier empty one, for the
+    search lags the sends (the provider's `Date` says when each search ran). Until then the
+    lookup raises `OutcomeUnknown`, so an engine asks again later; an engine that cannot wait
+    sees `CannotTell` and escalates, as it must for an irreversible send.
+    """
+
+    service = "outbound"
+    idempotent = False
+    queryable = True
+    irreversible = True
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.client = fs.OutboundClient(http)
+        # fingerprint -> provider time of the first empty search since the last send: an
+        # empty search proves nothing alone; kept in memory, so a new worker waits again
+        self.missed: dict[str, float] = {}
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        if _operation(intent) != "send":
+            raise _unknown_operation(self.service, intent)
+        self.missed.pop(key, None)  # a new attempt: an earlier empty search proves nothing now
+        with _translated(self.service, intent.operation):
+            message = self.client.send(
+                _str(intent, "to"),
+                _str(intent, "subject"),
+                _str(intent, "body"),
+                {FINGERPRINT: key},
+                idempotency_key=key,
+            )
+        return self._receipt(message)
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        with _translated(self.service, "search"):
+            page = self.client.search(FINGERPRINT, key)
+        if page.messages:
+            self.missed.pop(key, None)
+            return self._receipt(page.messages[-1])  # the first sent, if ever more than one
+        first = self.missed.setdefault(key, page.searched_at)
+        # `Date` counts whole seconds: a full window between two empty searches, plus one
+        if page.searched_at - first >= SEARCH_WINDOW_S + 1:
+            del self.missed[key]
+            return None
+        raise OutcomeUnknown(
+            f"outbound search: no message with fingerprint {key[:14]}… yet; the search lags "
+            f"the sends by up to {SEARCH_WINDOW_S:g}s, so this is not yet proof of absence"
+        )
+
+    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
+        fingerprint = receipt.detail.get(FINGERPRINT)
+        if not isinstance(fingerprint, str):
+            return False
+        with _translated(self.service, "search"):
+            page = self.client.search(FINGERPRINT, fingerprint)
+        return any(m.id == receipt.resource_id for m in page.messages)
+
+    @staticmethod
+    def _receipt(message: fs.OutboundMessage) -> Receipt:
+        return _receipt(
+            message.id,
+            message.model_dump(),
+            to=message.to,
+            sent_at=message.sent_at,
+            fingerprint=message.metadata.get(FINGERPRINT),
+        )
+
+
 class PublisherAdapter:
     """Publications by ref. Not idempotent; reads are eventually consistent."""
 
@@ -332,9 +415,94 @@ class ArtifactsAdapter:
         return Receipt(resource_id=sha256, result_hash=sha256, detail={"size": size})
 
 
+def file_args(key: str, data: bytes) -> dict[str, JsonValue]:
+    """The intent arguments of a file write: where, its sha256 and the (small) bytes inline."""
+    return {
+        "key": key,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "content_b64": base64.b64encode(data).decode("ascii"),
+    }
+
+
+class FilesAdapter:
+    """Files in an object store with S3's rules (seed 001: "for file writes, use content
+    hashes and atomic rename. For deletes, verify the resource state before and after").
+
+    A write (`put`, `file_args`) is one PUT carrying its sha256 checksum, which S3 stores whole
+    or not at all: S3's atomic rename, no temporary name needed; it may only create
+    (`If-None-Match: *`), so a retry never replaces anything, and an object already there is
+    this write's own only if its hash is the intent's. A delete (`{key, if_match}`) names the
+    version it removes (`If-Match`), the state checked before in the same request, and a read
+    checks the state after: gone, or no longer that version. The ledger's key goes along as
+    `Idempotency-Key`, which S3 ignores and the journal keeps.
+    """
+
+    service = "files"
+    idempotent = True  # a create-only write and a conditional delete cannot apply twice
+    queryable = True
+    irreversible = True  # a deleted object is gone: the store keeps no versions
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.client = fs.FilesClient(http)
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        target = _str(intent, "key")
+        with _translated(self.service, intent.operation):
+            if _operation(intent) == "put":
+                data = base64.b64decode(_str(intent, "content_b64"))
+                try:
+                    self.client.put(target, data, if_none_match=True, idempotency_key=key)
+                except fs.Rejected as exc:  # 412: something is there; this write's own?
+                    if exc.status != 412 or self._version(intent) != intent.args.get("sha256"):
+                        raise
+                return self._receipt(intent)
+            if _operation(intent) == "delete":
+                with suppress(fs.NotFound):  # nothing at the key: that version is gone already
+                    self.client.delete(
+                        target, if_match=_str(intent, "if_match"), idempotency_key=key
+                    )
+                return self._receipt(intent)
+        raise _unknown_operation(self.service, intent)
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        version = self._version(intent)
+        if _operation(intent) == "put":
+            if version is not None and version != intent.args.get("sha256"):
+                raise CannotTell(f"another object is at {_str(intent, 'key')!r}")
+            return None if version is None else self._receipt(intent)
+        if _operation(intent) == "delete":  # done once that version is not there
+            return None if version == intent.args.get("if_match") else self._receipt(intent)
+        raise _unknown_operation(self.service, intent)
+
+    def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:
+        version = self._version(intent)
+        if _operation(intent) == "delete":
+            return version != intent.args.get("if_match")
+        return version == intent.args.get("sha256")
+
+    def _version(self, intent: EffectIntent) -> str | None:
+        """The sha256 of the object now at the intent's key (None: nothing there)."""
+        with _translated(self.service, "get"):
+            data = self.client.get(_str(intent, "key"))
+        return None if data is None else hashlib.sha256(data).hexdigest()
+
+    @staticmethod
+    def _receipt(intent: EffectIntent) -> Receipt:
+        fields = {k: v for k, v in intent.args.items() if k != "content_b64"}
+        return Receipt(resource_id=_str(intent, "key"), detail=fields)
+
+
 SERVICES: dict[str, Capabilities] = {
     cls.service: cls
-    for cls in (PaymentsAdapter, CmsAdapter, MailerAdapter, PublisherAdapter, ArtifactsAdapter)
+    for cls in (
+        PaymentsAdapter,
+        CmsAdapter,
+        MailerAdapter,
+        OutboundAdapter,
+        PublisherAdapter,
+        ArtifactsAdapter,
+        FilesAdapter,
+    )
 }  # the recovery flags of each service, for the operator view
 
 
@@ -344,7 +512,9 @@ def adapters_for(http: httpx.Client) -> dict[str, EffectAdapter]:
         PaymentsAdapter(http),
         CmsAdapter(http),
         MailerAdapter(http),
+        OutboundAdapter(http),
         PublisherAdapter(http),
         ArtifactsAdapter(http),
+        FilesAdapter(http),
     )
     return {adapter.service: adapter for adapter in adapters}

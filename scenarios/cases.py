@@ -8,8 +8,10 @@ campaign runs them all; the tests pin each one; the mutants are hunted with them
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import count
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
+from killpoint.fake_services.realism import ACTIVE, search_lag_s
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.history import History
 from killpoint.harness.scenario import Expect, NamedCase, NotApplicable
@@ -131,6 +133,15 @@ def _a_worker_lost(h: History) -> str | None:
     lost = [w for w in h.workers if w.end == "error"]
     return None if lost else "no worker lost the race for the lease"
 
+
+def _nothing_deleted(h: History) -> str | None:
+    deleted = _effects(h, "files", "delete")
+    return f"{deleted} object(s) deleted, expected the newer version kept" if deleted else None
+
+
+# the services' draws for a run seeded so: its message shows in the provider's search only
+# after a lag, as half the messages do
+UNINDEXED = next(s for n in count() if search_lag_s(ACTIVE, s := f"unindexed-{n}", 1) > 0)
 
 NEW_PROMPT = Versions(
     plan="publish-flow@5", prompt="writer@13", model_contract="contract@1", tool_schema="tools@1"
@@ -302,6 +313,70 @@ CASES: tuple[NamedCase, ...] = (
         ),
         "The message went out once; the run stops for review rather than sending again.",
         _all(_status("needs_review"), _at_most_once("mailer"), _once("mailer")),
+    ),
+    NamedCase(
+        "response_lost_outbox",
+        "000: Crash after downstream commit but before response (through a local outbox)",
+        _schedule(
+            "email_outbox",
+            "response_lost_outbox",
+            network=FaultPlan(
+                rules=(
+                    FaultRule(
+                        service="outbound",
+                        operation="send",
+                        occurrence=1,
+                        mode=FaultMode.LOST_RESPONSE,
+                    ),
+                ),
+                seed=UNINDEXED,
+            ),
+        ),
+        "Reconcile by the message's fingerprint, waiting out the search's lag: the message is "
+        "found and its provider id committed, never sent twice.",
+        _all(_status("completed"), _at_most_once("outbound"), _reconciled("notify")),
+    ),
+    NamedCase(
+        "kill_before_external_call_outbox",
+        "001: Kill the worker before each external call (through a local outbox)",
+        _schedule(
+            "email_outbox",
+            "kill_before_external_call_outbox",
+            crashes=[_crash("notify", "effect.started")],
+        ),
+        "A search proves the message was never sent: it is sent once and the run completes.",
+        _all(_status("completed"), _once("outbound")),
+    ),
+    NamedCase(
+        "file_write_torn_by_a_crash",
+        "001: For file writes, use content hashes and atomic rename",
+        _schedule(
+            "file_report",
+            "file_write_torn_by_a_crash",
+            crashes=[_crash("publish", "transport.response_received")],
+        ),
+        "The report is at its name whole or not at all; the one written is found by its hash.",
+        _all(_status("completed"), _reconciled("publish")),
+    ),
+    NamedCase(
+        "delete_after_another_writer_saved",
+        "001: For deletes, verify the resource state before and after",
+        _schedule(
+            "file_report",
+            "delete_after_another_writer_saved",
+            crashes=[_crash("delete_draft", "step.begin")],
+            network=FaultPlan.of(
+                FaultRule(
+                    service="files",
+                    operation="delete",
+                    occurrence=1,
+                    mode=FaultMode.OVERWRITTEN,
+                )
+            ),
+        ),
+        "Another writer saved the draft while the worker was down: the delete names the version "
+        "the run wrote, so the newer one is kept and the run stops for review.",
+        _all(_status("needs_review"), _nothing_deleted),
     ),
     NamedCase(
         "duplicate_queue_delivery",

@@ -1,14 +1,25 @@
-"""An irreversible, unqueryable notification: the case where guessing is worse than waiting.
+"""An irreversible notification: the case where guessing is worse than waiting, and the outbox
+that lets a sender stop guessing.
 
 Seed 001: "If an irreversible action has unknown status and cannot be queried, stop for human
 review." The mailer has no lookup and a sent message cannot be unsent, so when its response is
-lost the only correct end is `needs_review` with exactly one message in the recipient's inbox,
-never a second send. On a clean run the provider's message id is the proof of sending.
+lost the only correct end of `email` is `needs_review` with exactly one message in the
+recipient's inbox, never a second send. On a clean run the provider's message id is the proof
+of sending.
+
+Seed 001 again: "If the provider lacks native support, create a local outbox with a uniqueness
+constraint. For emails, store a message fingerprint and provider message ID." `email_outbox`
+sends the same message through `outbound`, a provider just as unkeyed but whose sent messages
+carry the sender's metadata and can be searched by it. The engine's ledger row is the outbox
+entry (its idempotency key, unique in the ledger, is the fingerprint the message carries; its
+receipt keeps the provider's message id), and a message in doubt is reconciled by a search:
+found, its receipt is committed; provably absent, it is sent once; a search that cannot be
+made is a doubt that goes to review. A lost response no longer has to end in review.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pydantic import JsonValue
 
@@ -29,46 +40,69 @@ def make_input(run_id: str) -> dict[str, JsonValue]:
     }
 
 
-def notify(ctx: StepContext) -> list[EffectIntent]:
-    args: dict[str, JsonValue] = {
-        "to": text(ctx.input, "to"),
-        "subject": text(ctx.input, "subject"),
-        "body": text(ctx.input, "body"),
-    }
-    return [EffectIntent(operation="send", service="mailer", args=args, high_impact=True)]
+def _notify(service: str) -> Callable[[StepContext], list[EffectIntent]]:
+    def notify(ctx: StepContext) -> list[EffectIntent]:
+        args: dict[str, JsonValue] = {
+            "to": text(ctx.input, "to"),
+            "subject": text(ctx.input, "subject"),
+            "body": text(ctx.input, "body"),
+        }
+        return [EffectIntent(operation="send", service=service, args=args, high_impact=True)]
+
+    return notify
 
 
-def expected_effects(inp: Mapping[str, JsonValue]) -> tuple[ExpectedEffect, ...]:
-    key = message_key(text(inp, "to"), text(inp, "subject"))
-    return (ExpectedEffect("mailer", key, irreversible=True, verifiable=False),)
+def _expected(
+    service: str, verifiable: bool
+) -> Callable[[Mapping[str, JsonValue]], tuple[ExpectedEffect, ...]]:
+    def expected_effects(inp: Mapping[str, JsonValue]) -> tuple[ExpectedEffect, ...]:
+        key = message_key(text(inp, "to"), text(inp, "subject"))
+        return (ExpectedEffect(service, key, irreversible=True, verifiable=verifiable),)
+
+    return expected_effects
 
 
-WORKFLOW = Workflow(
-    name="email",
-    plan_version="email@1",
-    states=("received", "notified", "verified"),
-    initial="received",
-    terminal={"verified": RunStatus.COMPLETED},
-    transitions=(
-        Transition(
-            "received",
-            "notified",
-            Step("notify", StepKind.EFFECT, intents=notify, service="mailer"),
+def _scenario(name: str, service: str, description: str, *, searchable: bool) -> Scenario:
+    workflow = Workflow(
+        name=name,
+        plan_version=f"{name}@1",
+        states=("received", "notified", "verified"),
+        initial="received",
+        terminal={"verified": RunStatus.COMPLETED},
+        transitions=(
+            Transition(
+                "received",
+                "notified",
+                Step("notify", StepKind.EFFECT, intents=_notify(service), service=service),
+            ),
+            Transition(
+                "notified",
+                "verified",
+                Step("verify_sent", StepKind.VERIFY, service=service, target_step="notify"),
+            ),
         ),
-        Transition(
-            "notified",
-            "verified",
-            Step("verify_sent", StepKind.VERIFY, service="mailer", target_step="notify"),
-        ),
-    ),
+    )
+    return Scenario(
+        name=name,
+        description=description,
+        workflow=workflow,
+        make_input=make_input,
+        make_adapters=adapters_for,
+        expected_effects=_expected(service, verifiable=searchable),
+    )
+
+
+SCENARIO = _scenario(
+    "email",
+    "mailer",
+    "one irreversible e-mail with no lookup: a lost response ends in needs_review, never a "
+    "second send",
+    searchable=False,
 )
-
-SCENARIO = Scenario(
-    name="email",
-    description="one irreversible e-mail with no lookup: a lost response ends in needs_review, "
-    "never a second send",
-    workflow=WORKFLOW,
-    make_input=make_input,
-    make_adapters=adapters_for,
-    expected_effects=expected_effects,
+OUTBOX_SCENARIO = _scenario(
+    "email_outbox",
+    "outbound",
+    "the same e-mail through a local outbox: its fingerprint travels as metadata, and a "
+    "message in doubt is found by a search, or proved absent and sent once",
+    searchable=True,
 )

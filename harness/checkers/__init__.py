@@ -14,9 +14,10 @@ engine we do not own exactly as they judge ours. Each returns a `Verdict`, by on
   proves a violation: the halves that read the services' journals judge an engine without a
   reader all the same.
 
-So `single_effect`, `progress`, `single_compensation` and `engine_failure`, whose evidence is
-the harness's own record (the journals, the workers, the outcome each worker returned), always
-judge;
+So `single_effect`, `intended_delete`, `progress`, `single_compensation` and `engine_failure`,
+whose evidence is the harness's own record (the journals, the workers, the outcome each worker
+returned), always judge; `atomic_write` judges from the journal too, unknown only for an
+append at a name the scenario does not declare;
 `monotonic_sequence` and `fencing` need the engine's checkpoints; `budget_preserved`,
 `authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`
 and `handoff_terms` judge their journal halves anywhere and answer unknown for the half they
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from killpoint.harness.checkers.atomic_write import check_atomic_write
 from killpoint.harness.checkers.attempts import check_attempts
 from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
@@ -35,6 +37,7 @@ from killpoint.harness.checkers.completion import check_verified_completion
 from killpoint.harness.checkers.failure import check_engine_failure
 from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.handoff import check_handoff
+from killpoint.harness.checkers.intended_delete import check_intended_delete
 from killpoint.harness.checkers.intent import check_intent
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
@@ -49,6 +52,8 @@ Checker = Callable[[History, Workflow], Verdict]
 CHECKERS: dict[str, Checker] = {
     "engine_failure": check_engine_failure,  # first: an engine's crash explains what follows
     "single_effect": check_single_effect,
+    "atomic_write": check_atomic_write,
+    "intended_delete": check_intended_delete,
     "monotonic_sequence": check_sequence,
     "budget_preserved": check_budget,
     "authority": check_authority,

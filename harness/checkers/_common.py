@@ -39,16 +39,19 @@ def related(record: EffectRecord, sends: list[RequestRecord]) -> list[RequestRec
     """The deliveries of one ledger row, as the services journaled them, without knowing its
     adapter: those of its service that carry its idempotency key; where none does (a service
     that takes no key, or an engine that sent another one), those whose business key is one
-    of its arguments (a slug, a ref, an order id, a content address); failing that, those whose
-    body is its arguments as they are (the services' own fingerprint of them)."""
+    of its arguments (a slug, a ref, an order id, a content address), only those of the
+    row's own operation where the service names it as the intent does (a file's write and its
+    delete share the file's name); failing that, those whose body is its arguments as they are
+    (the services' own fingerprint of them)."""
     own = [r for r in sends if r.service == record.service]
     keyed = [r for r in own if r.idempotency_key == record.idempotency_key]
     if keyed:
         return keyed
     values = {v for v in record.args.values() if isinstance(v, str)}
     named = [r for r in own if r.business_key is not None and r.business_key in values]
-    if named:
-        return named
+    same = [r for r in named if r.operation == record.intent.partition("#")[0]]
+    if same or named:
+        return same or named
     body = fingerprint(record.args)
     return [r for r in own if r.fingerprint == body]
 

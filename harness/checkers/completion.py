@@ -1,5 +1,6 @@
 """Verified completion: `completed` only after a read of authoritative state saw each effect's
-postcondition, and only with outputs that pass the workflow's own validators.
+postcondition, and only with outputs that pass the workflow's own validators. A delete's
+postcondition is an absence: a later read that found nothing there.
 
 The read half judges any engine from the services' journal. The validator half reads the
 outputs the final trusted checkpoint carries: when a validated step had to run on the way to
@@ -9,12 +10,15 @@ without that output), it is unknown, unless the read half already proved a viola
 
 from __future__ import annotations
 
+from killpoint.fake_services.faults import OPERATIONS
 from killpoint.harness.checkers._common import cite_effect, is_mutation, ok, unknown, violated
 from killpoint.harness.contract.workflow import StepKind, Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 
 NAME = "verified_completion"
+# the operations that take something away: a read proves them by finding nothing
+DELETES = frozenset((service, op) for method, _, service, op in OPERATIONS if method == "DELETE")
 
 
 def check_verified_completion(history: History, workflow: Workflow) -> Verdict:
@@ -34,27 +38,31 @@ def _unverified_effect(history: History) -> Verdict | None:
         applied = [
             e
             for e in history.applied
-            if e.service == expected.service and e.business_key == expected.business_key
+            if e.service == expected.service
+            and e.business_key == expected.business_key
+            and expected.operation in (None, e.operation)
         ]
         if not applied:
             continue  # single_effect reports a completed run with a missing effect
         after = applied[0].seq
+        gone = (expected.service, expected.operation) in DELETES
         seen = [
             r
             for r in history.requests
             if r.service == expected.service
             and r.business_key == expected.business_key
             and not is_mutation(r)
-            and r.outcome == "ok"
+            and r.outcome == ("not_found" if gone else "ok")
             and r.seq > after
         ]
         if not seen:
+            what = f"{expected.service} [{expected.business_key}]{' deleted' if gone else ''}"
             return violated(
                 NAME,
-                f"completed without a read that saw {expected.service} [{expected.business_key}]",
+                f"completed without a read that saw {what}",
                 [
                     cite_effect(applied[0]),
-                    "no later successful read of it in the journal",
+                    f"no later read {'found it gone' if gone else 'saw it'} in the journal",
                     f"final status completed in state {history.final_state}",
                 ],
                 [EvidenceRef(kind="effect", index=after)],

@@ -15,6 +15,8 @@ Faults change the outcome only these ways; anything else is false — a run that
 | needs_review     | a postcondition withheld: an applied, verifiable expected effect of a        |
 |                  | service the schedule faulted, read after it and never seen                   |
 | needs_review     | an artifact tampered with, or served corrupt or missing                       |
+| needs_review     | a request refused because another writer changed its object first (the     |
+|                  | `overwritten` fault): the newer version is not the run's to delete          |
 | needs_review     | a handoff sent and never accepted in a run with faults (its terms may lapse) |
 | needs_review     | a handoff accepted whose deadline passed before the run ended                |
 | budget_exhausted | every attempt spent (ledger, or services), the clock past the run's deadline, |
@@ -172,6 +174,18 @@ def _artifact_damaged(history: History) -> Why:
     return (True, f"an artifact was damaged ({damaged[0]})") if damaged else None
 
 
+def _overwritten(history: History) -> Why:
+    changed = {
+        (rule.service, rule.operation)
+        for rule in history.schedule.network.rules
+        if rule.mode is FaultMode.OVERWRITTEN
+    }
+    for r in history.requests:
+        if (r.service, r.operation) in changed and r.outcome == "rejected":
+            return True, f"another writer changed {r.service} [{r.business_key}] first"
+    return None
+
+
 def _handoff_refused(history: History) -> Why:
     s = history.schedule
     sent = [i for i, h in enumerate(history.hits) if h.boundary == HANDOFF_SENT]
@@ -221,6 +235,7 @@ EXPLANATIONS: dict[str, tuple[Callable[[History], Why], ...]] = {
         _in_doubt,
         _withheld,
         _artifact_damaged,
+        _overwritten,
         _handoff_refused,
         _handoff_expired,
         _refused_tampering,

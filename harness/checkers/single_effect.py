@@ -1,6 +1,7 @@
 """Single effect: each logical operation happened at most once in the world, and exactly once
-when the workflow claims completion (or, for a saga, compensation); an irreversible action is
-never attempted twice.
+when the workflow claims completion (or, for a saga, compensation); an irreversible action of
+a service that cannot be asked what it did is never attempted twice (where the service can be
+asked, a second attempt after one proved absent is how the action gets done once).
 
 Its evidence is the services' journals and the status the run ended with, which every history
 holds, so it judges an engine without a history reader too and is never unknown.
@@ -12,6 +13,7 @@ from collections import defaultdict
 
 from killpoint.fake_services.journal import AppliedEffect
 from killpoint.harness.checkers._common import (
+    READABLE,
     cite_effect,
     cite_request,
     is_mutation,
@@ -45,7 +47,7 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
                 ],
             )
     for expected in history.expected:
-        if not expected.irreversible:
+        if not expected.irreversible or expected.service in READABLE:
             continue
         sends = [
             r

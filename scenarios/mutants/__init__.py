@@ -14,7 +14,8 @@ handoffs); those in `tamper.py` mistakes only a realistic tampering exposes (a v
 checkpoint of another tenant, workflow or sequence; one legacy security field missing; an
 artifact damaged without changing its size, or swapped for another of the run's); the one in
 `failure.py` raises an exception of its own; those in `services.py` only realistic services
-expose (lagging reads, other customers' objects).
+expose (lagging reads, other customers' objects); those in `files.py` get file and delete
+effects wrong (a write in pieces at its final name, a delete by name alone).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
     explore,
     failure,
+    files,
     ledger,
     oracle,
     resume,
@@ -248,6 +250,25 @@ MUTANTS: dict[str, EngineSpec] = {
             "charge_found_by_order_id",
             "000: a charge in doubt looked up by its order id, another customer's taken as its own",
             executor=services.ChargeFoundByOrderId,
+        ),
+        _mutant(
+            "resent_when_not_yet_searchable",
+            "001: a search right after the send taken as the truth: a message the provider has "
+            "not indexed yet is sent again",
+            executor=services.ResentWhenNotYetSearchable,
+        ),
+        # file and delete effects (issue 17): what an object store lets an engine get wrong
+        _mutant(
+            "non_atomic_file_write",
+            "001: a file written in place, in pieces, with no atomic rename: torn at its name "
+            "between two pieces",
+            executor=files.NonAtomicFileWrite,
+        ),
+        _mutant(
+            "unchecked_delete",
+            "001: a delete that does not verify the resource state: whatever is at the name is "
+            "deleted, another writer's newer version too",
+            executor=files.UncheckedDelete,
         ),
     )
 }

@@ -1,8 +1,9 @@
 """Mutants only a realistic downstream service exposes: each is harmless against a fake that
 answers every read at once and holds nothing but the run's own objects.
 
-A read that lags its write, and an account that already holds other customers' objects under
-the run's business keys (`fake_services/realism.py`), are what make these mistakes do harm.
+A read that lags its write, a search that lags the sends, and an account that already holds
+other customers' objects under the run's business keys (`fake_services/realism.py`), are what
+make these mistakes do harm.
 Each is the reference engine with one seam overridden, written from the seeds' description of
 the mistake, not from the rule that exposes it.
 """
@@ -18,6 +19,7 @@ from killpoint.harness.contract.records import EffectIntent, EffectRecord, Recei
 from killpoint.harness.contract.workflow import Step
 from killpoint.harness.engine.ledger import EffectExecutor, Session, intent_of
 from killpoint.harness.engine.steps import Steps
+from killpoint.scenarios.adapters import FINGERPRINT
 from killpoint.scenarios.mutants.wrapped import Wrapped
 
 
@@ -39,6 +41,30 @@ class RepublishedWhenNotYetVisible(Steps):
             with suppress(OutcomeUnknown):
                 adapter.send(intent, record.idempotency_key)
         return super().read_postcondition(session, step, record)
+
+
+class _OneSearchIsTheTruth(Wrapped):
+    """An outbox whose reconciling lookup takes a search that finds nothing as proof at once."""
+
+    def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
+        client = getattr(self.adapter, "client", None)
+        if not isinstance(client, fs.OutboundClient):
+            return self.adapter.lookup(intent, key)
+        try:
+            page = client.search(FINGERPRINT, key)
+        except fs.OutcomeUnknown as exc:
+            raise OutcomeUnknown(f"outbound search: {exc}") from exc
+        return None if not page.messages else self.adapter.lookup(intent, key)
+
+
+class ResentWhenNotYetSearchable(EffectExecutor):
+    """001: a read right after the write taken as the truth — a message in doubt that the
+    provider's search does not show yet is taken as never sent, and sent again."""
+
+    def __init__(self, session: Session, adapter: EffectAdapter, step: str) -> None:
+        if adapter.service == "outbound":
+            adapter = _OneSearchIsTheTruth(adapter)
+        super().__init__(session, adapter, step)
 
 
 class _ChargesFoundByOrder(Wrapped):

@@ -12,6 +12,8 @@ from killpoint.fake_services import (
     ArtifactCorrupt,
     ArtifactsClient,
     CmsClient,
+    FilesClient,
+    OutboundClient,
     OutcomeUnknown,
     PaymentsClient,
     PublisherClient,
@@ -160,3 +162,19 @@ def test_real_a_transport_told_there_is_no_plan_asks_for_no_decision(
         counts = caller.get("/_admin/faults").json()["counts"]
     assert counts == [0]
     assert [e.business_key for e in real.journal.applied_effects("cms")] == ["a"]
+
+
+def test_real_search_dates_its_answer_by_the_services_clock_not_the_wall(
+    real: ServiceProcess, http: httpx.Client
+) -> None:
+    real.set_clock(1_800_000_000.0)
+    page = OutboundClient(http).search("fingerprint", "kp-none")
+    assert page.messages == [] and page.searched_at == 1_800_000_000.0
+
+
+def test_real_delete_answers_an_empty_204(real: ServiceProcess, http: httpx.Client) -> None:
+    files = FilesClient(http)
+    files.put("a.json", b"first", if_none_match=True)
+    files.delete("a.json")
+    assert files.get("a.json") is None
+    assert http.delete("/files/a.json").content == b""

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import httpx
 import pytest
 
-from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
+from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, FilesClient, InProcessServices
 from killpoint.harness.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
 from killpoint.harness.contract.records import EffectIntent
-from killpoint.scenarios.adapters import adapters_for, artifact_args
+from killpoint.scenarios.adapters import FINGERPRINT, adapters_for, artifact_args, file_args
 from tests.scenarios.conftest import lose_response
 
 
@@ -30,8 +32,10 @@ def test_flags_are_the_truth_about_each_service(http: httpx.Client) -> None:
         "payments": (True, True, False),
         "cms": (False, True, False),
         "mailer": (False, False, True),
+        "outbound": (False, True, True),
         "publisher": (False, True, False),
         "artifacts": (True, True, False),
+        "files": (True, True, True),
     }
 
 
@@ -123,3 +127,74 @@ def test_artifact_upload_is_idempotent_by_content_hash(
     artifacts.send(upload, "kp")
     assert len(services.journal.applied_effects("artifacts", receipt.resource_id)) == 1
     assert artifacts.verify(upload, receipt)
+
+
+OUTBOUND = intent("outbound", "send", to="ada@example.test", subject="hi", body="b")
+
+
+def test_outbox_lookup_takes_an_empty_search_as_absence_only_a_window_later(
+    services: InProcessServices, http: httpx.Client
+) -> None:
+    outbound = adapters_for(http)["outbound"]
+    with pytest.raises(OutcomeUnknown, match="not yet proof"):
+        outbound.lookup(OUTBOUND, "kp-never-sent")
+    services.clock.advance(1.0)
+    with pytest.raises(OutcomeUnknown):
+        outbound.lookup(OUTBOUND, "kp-never-sent")
+    services.clock.advance(1.0)
+    assert outbound.lookup(OUTBOUND, "kp-never-sent") is None
+
+
+def test_outbox_a_send_starts_the_window_again(
+    services: InProcessServices, http: httpx.Client
+) -> None:
+    services.set_plan(lose_response("outbound", "send"))
+    outbound = adapters_for(http)["outbound"]
+    with pytest.raises(OutcomeUnknown):
+        outbound.lookup(OUTBOUND, "kp")
+    services.clock.advance(5.0)  # the first empty search is old now: a send must not lean on it
+    with pytest.raises(OutcomeUnknown):
+        outbound.send(OUTBOUND, "kp")
+    found = None
+    while found is None:  # indexed within the window, and never taken for absent before
+        try:
+            found = outbound.lookup(OUTBOUND, "kp")
+        except OutcomeUnknown:
+            services.clock.advance(0.5)
+    (sent,) = services.journal.applied_effects("outbound")
+    assert found.resource_id == sent.resource_id
+    assert found.detail[FINGERPRINT] == "kp"
+    assert outbound.verify(OUTBOUND, found)
+
+
+DRAFT = b"draft bytes"
+WRITE = intent("files", "put", **file_args("drafts/d.md", DRAFT))
+DELETE = intent("files", "delete", key="drafts/d.md", if_match=hashlib.sha256(DRAFT).hexdigest())
+
+
+def test_files_a_write_is_found_by_its_hash_and_a_stranger_at_its_name_cannot_be_told(
+    http: httpx.Client,
+) -> None:
+    files = adapters_for(http)["files"]
+    assert files.lookup(WRITE, "kp") is None
+    receipt = files.send(WRITE, "kp")
+    assert files.send(WRITE, "kp") == receipt  # its own object already there: done
+    assert files.lookup(WRITE, "kp") == receipt and files.verify(WRITE, receipt)
+    FilesClient(http).put("drafts/d.md", b"someone else's")
+    with pytest.raises(CannotTell):
+        files.lookup(WRITE, "kp")
+    with pytest.raises(EffectRejected):
+        files.send(WRITE, "kp")
+
+
+def test_files_a_delete_removes_only_the_version_it_names(http: httpx.Client) -> None:
+    files = adapters_for(http)["files"]
+    files.send(WRITE, "kp-write")
+    assert files.lookup(DELETE, "kp") is None  # that version is still there
+    receipt = files.send(DELETE, "kp")
+    assert files.verify(DELETE, receipt) and files.lookup(DELETE, "kp") is not None
+    assert files.send(DELETE, "kp") == receipt  # gone already: nothing else is deleted
+    FilesClient(http).put("drafts/d.md", b"a newer draft")
+    with pytest.raises(EffectRejected):
+        files.send(DELETE, "kp")
+    assert FilesClient(http).get("drafts/d.md") == b"a newer draft"

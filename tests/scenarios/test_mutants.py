@@ -59,6 +59,10 @@ PINS: dict[str, tuple[str, str, int]] = {
     # exposed by the services' realism rules
     "republished_when_not_yet_visible": ("order_saga", "single_effect", 10),
     "charge_found_by_order_id": ("order_saga", "single_effect", 20),
+    "resent_when_not_yet_searchable": ("email_outbox", "single_effect", 30),
+    # file and delete effects: the torn write on the clean run, the delete on its named case
+    "non_atomic_file_write": ("file_report", "atomic_write", 1),
+    "unchecked_delete": ("file_report", "intended_delete", 3),
     # caught by the exploration after the plan's single crashes and network faults
     "unrecorded_attempt_resent": ("order_saga", "attempts_accounted", 150),
     "lookup_timeout_taken_as_absent": ("research_publish", "single_effect", 150),
@@ -190,6 +194,8 @@ CHECKER_MUTANT = {
     "single_compensation": "compensation_repeated_on_resume",
     "handoff_terms": "clock_of_the_checkpoint",
     "engine_failure": "artifact_parsed_before_hash_check",
+    "atomic_write": "non_atomic_file_write",
+    "intended_delete": "unchecked_delete",
 }
 
 

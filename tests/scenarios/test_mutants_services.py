@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.fake_services import realism
+from killpoint.fake_services import FaultPlan, FaultRule, realism
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.results import RunResult
@@ -27,6 +27,12 @@ def _lagging_run_id() -> str:
     return next(run_id for run_id in runs if realism.visibility_lag_s(realism.ACTIVE, run_id, 1))
 
 
+def _unindexed_run_id() -> str:
+    """A run whose message (its first) shows in the provider's search only after a lag."""
+    runs = (f"alone-search-{n}" for n in count())
+    return next(run_id for run_id in runs if realism.search_lag_s(realism.ACTIVE, run_id, 1))
+
+
 # rule -> (its mutant, the scenario, the schedule's run id and faults)
 ALONE: dict[str, tuple[str, str, str, dict[str, object]]] = {
     # no fault at all: the shipment's first read comes before its lag is over
@@ -37,6 +43,17 @@ ALONE: dict[str, tuple[str, str, str, dict[str, object]]] = {
         "order_saga",
         "alone-neighbours",
         {"crashes": (HitPoint(worker=0, step="charge", boundary="effect.started"),)},
+    ),
+    # the send's response lost: the same worker searches for the message at once
+    "search_lag": (
+        "resent_when_not_yet_searchable",
+        "email_outbox",
+        _unindexed_run_id(),
+        {
+            "network": FaultPlan.of(
+                FaultRule(service="outbound", operation="send", occurrence=1, mode="lost_response")
+            )
+        },
     ),
 }
 

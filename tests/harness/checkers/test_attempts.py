@@ -134,6 +134,22 @@ def test_a_keyless_service_s_deliveries_are_related_by_the_business_key_in_the_a
     assert verdict.refs == [EvidenceRef(kind="request", index=2)]
 
 
+def test_a_write_and_a_delete_of_one_name_are_each_their_own_row_s_deliveries() -> None:
+    # sent without the ledger's keys, both share the object's name as their business key
+    write, delete = (
+        request(seq, op, service="files", key="drafts/d.md", idempotency_key=None)
+        for seq, op in ((1, "put"), (2, "delete"))
+    )
+    rows = [
+        ledger_row(1, key="kp-w", operation_id="w/put", service="files", intent="put",
+                   args={"key": "drafts/d.md", "sha256": "a" * 64}),
+        ledger_row(1, key="kp-d", operation_id="d/delete", service="files", intent="delete",
+                   args={"key": "drafts/d.md", "if_match": "a" * 64}),
+    ]  # fmt: skip
+    verdict = check_attempts(completed_run(requests=[write, delete], effects=rows), WORKFLOW)
+    assert verdict.valid is True, verdict
+
+
 def test_an_engine_that_keeps_no_ledger_is_unknown_not_true() -> None:
     """A framework's reader shows its checkpoints but no ledger: no rows is not 'no excess'."""
     verdict = check_attempts(completed_run(ledger=False, effects=[]), WORKFLOW)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
+from killpoint.fake_services.journal import RequestRecord
 from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.history import ExpectedEffectRecord, History
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef
 from tests.harness.checkers.histories import (
@@ -13,6 +15,7 @@ from tests.harness.checkers.histories import (
     WORKFLOW,
     checkpoint,
     completed_run,
+    effect,
     lineage,
     read,
     request,
@@ -54,6 +57,40 @@ def test_completing_without_reading_the_effect_back_is_false_even_without_a_read
 def test_a_failed_read_is_no_verification() -> None:
     history = completed_run(requests=[request(1), read(2, outcome="not_found")])
     assert check_verified_completion(history, WORKFLOW).valid is False
+
+
+DRAFT_PUT = ExpectedEffectRecord(
+    service="files", business_key="drafts/d.md", operation="put", verifiable=False
+)
+DRAFT_DELETE = ExpectedEffectRecord(service="files", business_key="drafts/d.md", operation="delete")
+
+
+def _file(seq: int, operation: str, outcome: str = "applied") -> RequestRecord:
+    return request(seq, operation, service="files", key="drafts/d.md", outcome=outcome)
+
+
+def _deleted_draft(*reads: RequestRecord) -> History:
+    """A run that wrote a draft, read it, deleted it, then made `reads`."""
+    return completed_run(
+        expected=[DRAFT_PUT, DRAFT_DELETE],
+        requests=[_file(1, "put"), _file(2, "get", "ok"), _file(3, "delete"), *reads],
+        applied=[
+            effect(1, service="files", operation="put", key="drafts/d.md"),
+            effect(2, service="files", operation="delete", key="drafts/d.md"),
+        ],
+    )
+
+
+def test_a_delete_is_verified_by_a_later_read_that_finds_nothing() -> None:
+    verdict = check_verified_completion(_deleted_draft(_file(4, "get", "not_found")), WORKFLOW)
+    assert verdict.valid is True
+
+
+def test_a_delete_seen_only_by_reads_before_it_is_not_verified() -> None:
+    verdict = check_verified_completion(_deleted_draft(), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "completed without a read that saw files [drafts/d.md] deleted"
+    assert verdict.refs == [EvidenceRef(kind="effect", index=2)]
 
 
 def test_completing_with_an_output_its_validator_rejects_is_false() -> None:

@@ -151,6 +151,18 @@ def test_review_after_an_artifact_was_damaged_is_true() -> None:
     assert check_outcome(history, WORKFLOW).valid is True
 
 
+def test_review_after_a_delete_refused_for_another_writers_version_is_true() -> None:
+    other = FaultRule(service="files", operation="delete", occurrence=1, mode="overwritten")
+    refused = request(3, "delete", service="files", key="drafts/d.md", outcome="rejected")
+    faulted = schedule(crashes=[CRASH], network=FaultPlan.of(other))
+    history = _ended("needs_review", schedule=faulted, requests=[request(1), read(2), refused])
+    verdict = check_outcome(history, WORKFLOW)
+    assert verdict.valid is True
+    assert "another writer" in verdict.summary
+    unsent = _ended("needs_review", schedule=faulted)  # the delete never sent: no excuse
+    assert check_outcome(unsent, WORKFLOW).valid is False
+
+
 def test_review_after_a_handoff_sent_and_never_accepted_is_true() -> None:
     history = _ended("needs_review", hits=[hit(HANDOFF_SENT, 1.0, step="write_contract")])
     assert check_outcome(history, WORKFLOW).valid is True

@@ -71,6 +71,31 @@ def test_a_second_attempt_at_an_irreversible_action_is_false_even_if_it_failed()
     ]
 
 
+def test_an_irreversible_action_the_service_can_be_asked_about_may_be_sent_again() -> None:
+    # outbound can be searched: a second attempt after a first that never landed (proved
+    # absent) sends one message; only a second message would be a duplicate
+    searchable = ExpectedEffectRecord(service="outbound", business_key="msg-1", irreversible=True)
+    first = request(1, "send", service="outbound", key="msg-1", outcome="timeout_before_commit")
+    second = request(3, "send", service="outbound", key="msg-1")
+    history = completed_run(
+        expected=[searchable],
+        requests=[first, request(2, "search", service="outbound", key="msg-1"), second],
+        applied=[effect(1, service="outbound", operation="send", key="msg-1")],
+    )
+    assert check_single_effect(history, WORKFLOW).valid is True
+    twice = history.model_copy(
+        update={
+            "applied": [
+                *history.applied,
+                effect(2, service="outbound", operation="send", key="msg-1"),
+            ]
+        }
+    )
+    assert (
+        check_single_effect(twice, WORKFLOW).summary == "outbound.send [msg-1] took effect 2 times"
+    )
+
+
 def test_completing_without_the_expected_effect_is_false() -> None:
     verdict = check_single_effect(completed_run(applied=[]), WORKFLOW)
     assert verdict.valid is False
