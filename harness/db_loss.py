@@ -29,7 +29,8 @@ from killpoint.harness.contract.errors import KillpointError
 T = TypeVar("T")
 PATIENCE_S = 60.0
 LOST, LOCKED = "database connection lost", "database locked"
-# what drivers say when the connection, not the statement, failed (psycopg, sqlite3)
+# what drivers say when the connection, not the statement, failed (psycopg, sqlite3); a driver's
+# error may come as a subclass of these (psycopg's `AdminShutdown` is an `OperationalError`)
 _LOST = (
     "connection is lost",
     "connection failed",
@@ -54,7 +55,7 @@ def database_fault(exc: BaseException) -> str | None:
     while seen is not None:
         if isinstance(seen, DBAPIError) and seen.connection_invalidated:
             return LOST
-        if type(seen).__name__ in _DRIVER_ERRORS:
+        if any(kind.__name__ in _DRIVER_ERRORS for kind in type(seen).__mro__):
             said = str(seen).lower()
             if any(s in said for s in _LOST):
                 return LOST

@@ -8,8 +8,11 @@ its parent, and the real key is read from the journal here, never asked of the e
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from killpoint.fake_services.faults import OPERATIONS
 from killpoint.fake_services.journal import AppliedEffect, Journal, RequestRecord
+from killpoint.harness.history import ExpectedEffectRecord
 from killpoint.harness.scenario import ExpectedEffect
 
 # Operations that change the world, by service; everything else is a read. Derived from the
@@ -36,6 +39,24 @@ def resolve_key(effect: ExpectedEffect, journal: Journal) -> str | None:
         if effect.parent.operation in (None, e.operation)
     ]
     return made[0].resource_id if made else None
+
+
+def expected_records(
+    effects: Iterable[ExpectedEffect], journal: Journal
+) -> list[ExpectedEffectRecord]:
+    """The expected effects as the history keeps them, each under its key as the journal has it
+    (a child's own, once its parent happened)."""
+    return [
+        ExpectedEffectRecord(
+            service=e.service,
+            business_key=resolve_key(e, journal) or e.business_key,
+            operation=e.operation,
+            irreversible=e.irreversible,
+            verifiable=e.verifiable,
+            gate=e.gate,
+        )
+        for e in effects
+    ]
 
 
 def applied(effect: ExpectedEffect, journal: Journal) -> list[AppliedEffect]:

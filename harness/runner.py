@@ -19,15 +19,10 @@ from collections.abc import Callable
 import httpx
 
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import (
-    RunStatus,
-    Versions,
-    is_terminal,
-)
+from killpoint.harness.contract.records import RunStatus, Versions, is_terminal
 from killpoint.harness.db_loss import await_database, database_fault, reconnecting
-from killpoint.harness.ground_truth import resolve_key
+from killpoint.harness.ground_truth import expected_records
 from killpoint.harness.history import (
-    ExpectedEffectRecord,
     FailureRecord,
     GrantRecord,
     History,
@@ -362,17 +357,7 @@ class Run:
             workflow_id=self.workflow_id,
             schedule=self.schedule,
             limits=self.scenario.limits,
-            expected=[
-                ExpectedEffectRecord(
-                    service=e.service,
-                    business_key=resolve_key(e, journal) or e.business_key,
-                    operation=e.operation,
-                    irreversible=e.irreversible,
-                    verifiable=e.verifiable,
-                    gate=e.gate,
-                )
-                for e in self.scenario.expected_effects(self.input)
-            ],
+            expected=expected_records(self.scenario.expected_effects(self.input), journal),
             hits=self.hits,
             workers=sorted(self.workers, key=lambda w: w.worker),
             tampered=self.tampered,

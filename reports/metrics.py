@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from killpoint.harness.results import CampaignResult, RunResult, Verdict, combine
+from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage, Verdict, combine
 
 
 class _Model(BaseModel):
@@ -224,36 +224,6 @@ def campaign_metrics(result: CampaignResult) -> CampaignMetrics:
 
 def summary_json(result: CampaignResult) -> dict[str, Any]:
     """The machine-readable summary `killpoint run --json` prints (JSON-safe values only)."""
-    per_scenario = {
-        s.scenario: {
-            "runs": s.runs,
-            "violations": s.violations,
-            "boundaries_discovered": {
-                "count": len(s.boundaries_discovered),
-                "labels": list(s.boundaries_discovered),
-            },
-            "boundaries_crashed": {
-                "count": len(s.boundaries_crashed),
-                "labels": list(s.boundaries_crashed),
-            },
-        }
-        for s in result.scenarios
-    }
-    violations = [
-        {
-            "run_id": run.run_id,
-            "scenario": run.scenario,
-            "label": run.label,
-            "checker": verdict.checker,
-            "summary": verdict.summary,
-            "evidence": list(verdict.evidence),
-            "schedule_file": run.schedule_file,
-            "schedule": run.schedule.describe(),
-        }
-        for run in result.violations
-        for verdict in run.verdicts
-        if verdict.valid is False
-    ]
     valid = combine([Verdict(checker=run.run_id, valid=run.valid) for run in result.runs])
     return {
         "engine": result.engine,
@@ -266,8 +236,8 @@ def summary_json(result: CampaignResult) -> dict[str, Any]:
         "valid": valid,
         "scenarios": [s.scenario for s in result.scenarios],
         "runs": len(result.runs),
-        "per_scenario": per_scenario,
-        "violations": violations,
+        "per_scenario": {s.scenario: _scenario_json(s) for s in result.scenarios},
+        "violations": _violations_json(result),
         "mutants": [
             {
                 **m.model_dump(mode="json", exclude={"schedule", "run"}),
@@ -284,3 +254,37 @@ def summary_json(result: CampaignResult) -> dict[str, Any]:
         ],
         "metrics": campaign_metrics(result).model_dump(mode="json"),
     }
+
+
+def _scenario_json(s: ScenarioCoverage) -> dict[str, Any]:
+    return {
+        "runs": s.runs,
+        "violations": s.violations,
+        "boundaries_discovered": {
+            "count": len(s.boundaries_discovered),
+            "labels": list(s.boundaries_discovered),
+        },
+        "boundaries_crashed": {
+            "count": len(s.boundaries_crashed),
+            "labels": list(s.boundaries_crashed),
+        },
+    }
+
+
+def _violations_json(result: CampaignResult) -> list[dict[str, Any]]:
+    """Each failed verdict of each violating run, with the schedule that replays it."""
+    return [
+        {
+            "run_id": run.run_id,
+            "scenario": run.scenario,
+            "label": run.label,
+            "checker": verdict.checker,
+            "summary": verdict.summary,
+            "evidence": list(verdict.evidence),
+            "schedule_file": run.schedule_file,
+            "schedule": run.schedule.describe(),
+        }
+        for run in result.violations
+        for verdict in run.verdicts
+        if verdict.valid is False
+    ]

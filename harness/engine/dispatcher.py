@@ -22,22 +22,13 @@ from killpoint.harness.contract.artifacts import ArtifactStore
 from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.clock import Clock
 from killpoint.harness.contract.errors import ArtifactError, DefinitionError
-from killpoint.harness.contract.records import (
-    BudgetLimits,
-    Outcome,
-    RunStatus,
-    Versions,
-)
+from killpoint.harness.contract.records import BudgetLimits, Outcome, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, Transition, Workflow
 from killpoint.harness.engine.budget import at_time, exhausted_at, initial_budget
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
 from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
 from killpoint.harness.engine.fold import Change, deadline, fold, next_actions
-from killpoint.harness.engine.integrity import (
-    input_hash,
-    output_link,
-    sha256_hex,
-)
+from killpoint.harness.engine.integrity import input_hash, output_link, sha256_hex
 from killpoint.harness.engine.ledger import Rejected, Session, Stop, intent_of
 from killpoint.harness.engine.model import (
     Checkpoint,

@@ -16,6 +16,7 @@ from killpoint.harness.engine.store import Store
 from killpoint.scenarios.adapters import adapters_for
 from tests.conftest import OpenStore
 from tests.harness.flows import make_engine
+from tests.harness.loader_inputs import File
 
 
 @pytest.fixture
@@ -42,3 +43,15 @@ def new_worker(
         return make_engine(open_store(), clock, tmp_path, adapters_for(http), hook=hook, **kwargs)
 
     return start
+
+
+@pytest.fixture
+def file(tmp_path: Path) -> File:
+    """The test's one input file, rewritten with each example's bytes."""
+
+    def holding(data: bytes) -> Path:
+        path = tmp_path / "input.json"
+        path.write_bytes(data)
+        return path
+
+    return holding

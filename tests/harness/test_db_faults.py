@@ -53,6 +53,21 @@ def _arming(fault: StatementFault) -> EngineSpec:
     return replace(REFERENCE, factory=factory)
 
 
+def test_a_driver_error_subclass_that_says_the_connection_ended_is_a_database_fault() -> None:
+    """psycopg raises `AdminShutdown` (an `OperationalError`) at a worker whose backend the
+    server terminated during a restart: that worker died, the engine did not fail."""
+
+    class OperationalError(Exception):
+        pass
+
+    class AdminShutdown(OperationalError):
+        pass
+
+    said = "terminating connection due to administrator command"
+    assert db_loss.database_fault(AdminShutdown(said)) == db_loss.LOST
+    assert db_loss.database_fault(AdminShutdown("duplicate key value")) is None
+
+
 @pytest.mark.parametrize(
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )

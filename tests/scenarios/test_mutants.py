@@ -15,6 +15,7 @@ from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.hunt import hunt
+from killpoint.harness.results import MutantResult
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Tamper
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
@@ -238,6 +239,20 @@ def test_the_same_hunt_twice_gives_the_same_result(tmp_path: Path) -> None:
     spec, scenarios = MUTANTS["global_completed_flag"], [CATALOGUE["batch"]]
     first = hunt(spec, scenarios, tmp_path / "a")
     second = hunt(spec, scenarios, tmp_path / "b")
-    untimed = {"seconds_to_detection": None}  # the one figure the clock decides
-    assert first.model_copy(update=untimed) == second.model_copy(update=untimed)
+    assert first.run is not None and second.run is not None
+    assert first.run.schedule_file != second.run.schedule_file  # each hunt its own folder
+
+    def untimed(result: MutantResult) -> MutantResult:
+        """Without what the clock and the folder decide: the time to detection, the recovery's
+        wall-clock time, the schedule file's place (a dump leaves out each worker's wall time)."""
+        assert result.run is not None
+        run = result.run.model_copy(
+            update={
+                "schedule_file": None,
+                "measures": result.run.measures.model_copy(update={"recovery_wall_s": 0.0}),
+            }
+        )
+        return result.model_copy(update={"seconds_to_detection": None, "run": run})
+
+    assert untimed(first).model_dump() == untimed(second).model_dump()
     assert first.seconds_to_detection is not None
