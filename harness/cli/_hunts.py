@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from killpoint.harness import hunt, jobs
 from killpoint.harness.cli._progress import Progress
+from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.options import CampaignOptions
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import MutantResult
@@ -15,6 +19,29 @@ from killpoint.harness.scenario import Scenario
 
 # (name, engine, why it is hunted)
 Target = tuple[str, EngineSpec, str]
+MutantOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mutant",
+        "-m",
+        metavar="NAME",
+        help="Mutant to hunt (repeatable; default all).",
+        show_default=False,
+    ),
+]
+
+
+def chosen_mutants(names: Sequence[str] | None) -> dict[str, EngineSpec]:
+    """The installed mutants asked for by name (all when none is), checked before any work."""
+    from killpoint.harness.catalogue import installed
+
+    catalogue = installed().mutants
+    unknown = [name for name in names or () if name not in catalogue]
+    if unknown:
+        raise KillpointError(
+            f"no mutant named {', '.join(map(repr, unknown))}; known: {', '.join(catalogue)}"
+        )
+    return {n: catalogue[n] for n in names} if names else dict(catalogue)
 
 
 def hunt_outcomes(
@@ -39,10 +66,13 @@ def hunt_outcomes(
 
 
 def mutation_score(
-    scenarios: Sequence[Scenario], root: Path, options: CampaignOptions, progress: Progress
+    mutants: dict[str, EngineSpec],
+    scenarios: Sequence[Scenario],
+    root: Path,
+    options: CampaignOptions,
+    progress: Progress,
 ) -> list[MutantResult]:
-    """Every mutant of the installed catalogues hunted; only their results cross processes."""
-    from killpoint.harness.catalogue import installed
+    """Each mutant hunted (`chosen_mutants`); only their results cross processes."""
 
     def one(name: str, spec: EngineSpec) -> Callable[[], MutantResult]:
         folder = root / name
@@ -52,7 +82,6 @@ def mutation_score(
             ).result
         )
 
-    mutants = installed().mutants
     progress.hunting(len(mutants))
     return jobs.hunts_in_processes(
         [one(n, s) for n, s in mutants.items()],

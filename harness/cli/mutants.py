@@ -26,7 +26,7 @@ from killpoint.harness import launch
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
 from killpoint.harness.cli._flags import with_options
-from killpoint.harness.cli._hunts import Target, hunt_outcomes
+from killpoint.harness.cli._hunts import MutantOption, Target, chosen_mutants, hunt_outcomes
 from killpoint.harness.cli._progress import progress
 from killpoint.harness.cli._shared import (
     WORKDIR,
@@ -37,20 +37,9 @@ from killpoint.harness.cli._shared import (
     fresh_folder,
 )
 from killpoint.harness.cli._summary import replay_command
-from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.hunt import HuntOutcome
 from killpoint.harness.options import CampaignOptions
 
-MutantOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--mutant",
-        "-m",
-        metavar="NAME",
-        help="Mutant to hunt (repeatable; default all).",
-        show_default=False,
-    ),
-]
 ReportOption = Annotated[
     Path | None,
     typer.Option(
@@ -101,17 +90,10 @@ def mutants(
 
 def _targets(options: CampaignOptions, names: Sequence[str] | None) -> list[Target]:
     """The engine named by `--engine` (a team's own broken one), else the mutants asked for."""
-    from killpoint.harness.catalogue import installed
-
-    catalogue = installed().mutants
-    unknown = [name for name in names or () if name not in catalogue]
-    if unknown:
-        raise KillpointError(
-            f"no mutant named {', '.join(map(repr, unknown))}; known: {', '.join(catalogue)}"
-        )
+    chosen = chosen_mutants(names)
     if options.engine is not None:
         return [(options.engine, launch.resolve_engine(options.engine), "the engine under test")]
-    return [(n, catalogue[n], catalogue[n].description) for n in (names or list(catalogue))]
+    return [(n, spec, spec.description) for n, spec in chosen.items()]
 
 
 def _row(outcome: HuntOutcome, own: bool = False) -> dict[str, object]:

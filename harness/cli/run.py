@@ -18,7 +18,7 @@ from killpoint.harness import jobs, launch, preflight
 from killpoint.harness.cli import clean
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._flags import with_options
-from killpoint.harness.cli._hunts import mutation_score
+from killpoint.harness.cli._hunts import MutantOption, chosen_mutants, mutation_score
 from killpoint.harness.cli._progress import progress
 from killpoint.harness.cli._shared import (
     WORKDIR,
@@ -59,6 +59,7 @@ def run(
     mutants: Annotated[
         bool, typer.Option(help="Also hunt every mutant engine and report the mutation score.")
     ] = False,
+    mutant: MutantOption = None,
     keep_campaigns: Annotated[
         int, typer.Option(min=0, metavar="N", help="Campaign folders kept in --workdir (0: all).")
     ] = clean.DEFAULT_KEEP,
@@ -71,6 +72,9 @@ def run(
     checkpoint_key(use="scratch")
     chosen = launch.every_scenario(options.scenarios)
     engine = launch.resolve_engine(options.engine)
+    if mutant and not mutants:
+        raise KillpointError("--mutant picks the mutants that --mutants hunts: add --mutants")
+    hunted_mutants = chosen_mutants(mutant)
     clean.bound_campaigns(workdir, keep_campaigns)
     shown = progress(quiet)
     folder = fresh_folder(workdir, "campaign")
@@ -78,7 +82,8 @@ def run(
     try:
         result = jobs.run_campaign(config, options.jobs)
         if mutants:
-            hunted = mutation_score(chosen, config.workdir / "mutants", options, shown)
+            folder_of_hunts = config.workdir / "mutants"
+            hunted = mutation_score(hunted_mutants, chosen, folder_of_hunts, options, shown)
             result = result.model_copy(update={"mutants": hunted})
     finally:
         shown.close()

@@ -36,7 +36,7 @@ COMMANDS = typer.main.get_group(app).commands
 # effect is pinned below, in test_cli_run.py, test_cli_progress.py (quiet) or (keep_campaigns)
 # in test_clean.py.
 RUN_OUTPUTS = {
-    *("workdir", "report", "junit", "out", "as_json", "quiet", "mutants", "help"),
+    *("workdir", "report", "junit", "out", "as_json", "quiet", "mutants", "mutant", "help"),
     "keep_campaigns",
 }
 MUTANTS_OUTPUTS = {"mutant", "workdir", "as_json", "report", "quiet", "help"}

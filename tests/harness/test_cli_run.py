@@ -244,6 +244,7 @@ def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path
     code, out, _ = _run(
         runner,
         "run -s approval_refund --no-double --no-interleave --no-network --explore 10 --mutants "
+        "-m budgets_reset_on_restart -m approvals_not_revalidated -m seal_not_tenant "
         "--json --report",
         str(report),
         "--workdir",
@@ -251,6 +252,11 @@ def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path
     )
     summary = json.loads(out)
     caught = {m["mutant"]: m["caught"] for m in summary["mutants"]}
+    assert list(caught) == [
+        "budgets_reset_on_restart",
+        "approvals_not_revalidated",
+        "seal_not_tenant",
+    ]
     assert caught["budgets_reset_on_restart"] and caught["approvals_not_revalidated"]
     assert code == (0 if all(caught.values()) else 1)
     # each caught mutant's run is on the page, with its saved schedule and replay command
@@ -306,7 +312,8 @@ def test_run_in_two_processes_summarizes_the_same_campaign(
     runner: CliRunner, tmp_path: Path
 ) -> None:
     args = ["run", "-s", "email", "--no-double", "--no-interleave", "--explore", "10"]
-    args += ["--json", "--mutants"]
+    args += ["--json", "--mutants", "-m", "budgets_reset_on_restart", "-m", "takeover_keeps_token"]
+    args += ["-m", "seal_not_tenant", "-m", "global_completed_flag"]  # two caught, two escape
     code, one, _ = _run(runner, *args, "--workdir", str(tmp_path / "one"))
     code2, two, _ = _run(runner, *args, "--jobs", "2", "--workdir", str(tmp_path / "two"))
     assert code == code2 == 1  # email alone cannot catch every mutant: some escape, in both
@@ -326,6 +333,21 @@ def test_run_in_two_processes_summarizes_the_same_campaign(
         ]
 
     assert hunted(second) == hunted(first)
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ("-m budgets_reset_on_restart", "--mutant picks the mutants that --mutants hunts"),
+        ("--mutants -m no_such_mutant", "no mutant named 'no_such_mutant'; known: "),
+    ],
+)
+def test_a_mutant_picked_without_mutants_or_unknown_is_a_user_error_before_any_work(
+    runner: CliRunner, tmp_path: Path, flags: str, said: str
+) -> None:
+    code, _, err = _run(runner, f"run -s email {flags} --workdir", str(tmp_path / "work"))
+    assert code == 2 and said in err and "Traceback" not in err
+    assert not (tmp_path / "work").exists()
 
 
 def test_a_wrong_jobs_value_or_jobs_with_a_shard_is_a_user_error(
