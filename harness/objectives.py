@@ -8,7 +8,8 @@ recovery. Unknown beats true: with no objective declared the answer is "not_decl
 
 Measured per crash (a worker that died), engine-neutral, off the boundary hits and workers:
 
-- lost work: the steps the dead worker had begun that later workers began again. A crash inside
+- lost work: the steps the dead worker had begun that a later worker began again (the most any
+  one of them did: two recovering at once, or one crashed in turn, redo it once). A crash inside
   a step costs that step, one after its checkpoint commit nothing, an engine that starts over
   every step it had done. Counted in steps, not seconds: the injected clock stands still while
   a worker works (it moves between workers and at scheduled jumps), so seconds of redone work
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from killpoint.harness.bounds import MAX_SECONDS, Count, Seconds
 from killpoint.harness.contract.boundaries import STEP_BEGIN
 from killpoint.harness.contract.records import is_terminal
-from killpoint.harness.history import HitRecord, History, WorkerRecord
+from killpoint.harness.history import History, HitRecord, WorkerRecord
 
 MAX_RPO_STEPS = 10_000  # no workflow has that many steps: a larger RPO is a typo
 Judgement = Literal["met", "missed", "not_declared", "no_crash"]
@@ -119,7 +120,10 @@ def _recovery(
     workers: list[WorkerRecord], death: WorkerRecord, begun: list[HitRecord]
 ) -> CrashRecovery:
     mine = Counter(h.step for h in begun if h.worker == death.worker)
-    again = Counter(h.step for h in begun if h.worker > death.worker)
+    again: Counter[str | None] = Counter()
+    for number in {h.worker for h in begun if h.worker > death.worker}:
+        # the most any one later worker redid: two recovering at once redo a step once
+        again |= Counter(h.step for h in begun if h.worker == number)
     back: list[tuple[float, Literal["resumed", "stopped"]]] = []
     for worker in workers:
         if worker.worker <= death.worker:
