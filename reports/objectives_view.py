@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from killpoint.harness.objectives import RunObjectives
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.reports.charts import fmt
 from killpoint.reports.figures import percent
@@ -111,4 +112,21 @@ def console_figure(summary: ObjectivesSummary) -> str:
         return "recovery objectives not declared"
     return (
         f"objectives missed: RPO {summary.runs_missed_rpo} runs, RTO {summary.runs_missed_rto} runs"
+    )
+
+
+def run_line(judged: RunObjectives) -> str:
+    """A replayed run's objectives in one line: each verdict, the worst crash, what was declared."""
+    crashes, declared = judged.crashes, judged.declared
+    lost = max((c.lost_steps for c in crashes), default=0)
+    backs = [c.recovery_s for c in crashes]
+    back = "never back" if None in backs else seconds(max((b or 0.0 for b in backs), default=0.0))
+    rpo = None if declared is None else declared.rpo_steps
+    rto = None if declared is None else declared.rto_s
+    words = {"not_declared": NOT_DECLARED, "no_crash": "no crash"}
+    return (
+        f"objectives: RPO {words.get(judged.rpo, judged.rpo)} (worst {steps(lost)} redone"
+        f"{'' if rpo is None else f', declared {steps(rpo)}'}) · "
+        f"RTO {words.get(judged.rto, judged.rto)} (worst {back}"
+        f"{'' if rto is None else f', declared {seconds(rto)}'})"
     )

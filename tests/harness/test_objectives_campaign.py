@@ -7,14 +7,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.cli import app
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.objectives import RecoveryObjectives
 from killpoint.harness.results import CampaignResult
-from killpoint.harness.schedule import load_schedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
 from killpoint.reports import summary_json
 from killpoint.scenarios import CATALOGUE
+from tests.conftest import TEST_KEY
 
 
 def _campaign(tmp_path: Path, objectives: RecoveryObjectives | None) -> CampaignResult:
@@ -59,3 +62,23 @@ def test_loose_objectives_flag_none_and_undeclared_ones_judge_none(tmp_path: Pat
     assert judged == {"not_declared", "no_crash"}
     summary = summary_json(undeclared)["metrics"]["objectives"]
     assert (summary["declared"], summary["runs_missed"]) == (0, 0)
+
+
+def test_a_replay_shows_the_runs_objectives_against_the_installed_scenarios(
+    tmp_path: Path,
+) -> None:
+    schedule = FaultSchedule(
+        scenario="email",
+        run_id="in-step",
+        engine="reference",
+        crashes=(HitPoint(worker=0, step="notify", boundary="effect.prepared"),),
+    )
+    path = save_schedule(schedule, tmp_path / "in-step.json")
+    runner = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY, "KILLPOINT_DATABASE_URL": None})
+    done = runner.invoke(app, ["replay", str(path), "--workdir", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    line = done.output.splitlines()[-1].strip()
+    assert line == (  # the catalogue's e-mail: one step redone at most, back within 300 s
+        "objectives: RPO met (worst 1 step redone, declared 1 step) · "
+        "RTO met (worst 60 s, declared 300 s)"
+    )
