@@ -18,6 +18,9 @@ Measured per crash (a worker that died), engine-neutral, off the boundary hits a
   (`resumed`) or stops the run at a terminal status without one (`stopped`: escalated to
   review, quarantined, or found finished). Downtime between workers and lease waits count, as
   they would in production. None when neither happened: the objective is then missed.
+
+An engine whose hook reports no `step.begin` shows neither: its redone work is unknown, and a
+recovery time past the RTO is unknown too (its stop is only an upper bound on its resume).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from killpoint.harness.contract.records import is_terminal
 from killpoint.harness.history import History, HitRecord, WorkerRecord
 
 MAX_RPO_STEPS = 10_000  # no workflow has that many steps: a larger RPO is a typo
-Judgement = Literal["met", "missed", "not_declared", "no_crash"]
+Judgement = Literal["met", "missed", "unknown", "not_declared", "no_crash"]
 
 
 class _Model(BaseModel):
@@ -55,14 +58,20 @@ class RecoveryObjectives(_Model):
         return self
 
     def rpo_met(self, crash: CrashRecovery) -> bool | None:
-        """Whether the crash lost no more work than the RPO allows; None when none is set."""
-        return None if self.rpo_steps is None else crash.lost_steps <= self.rpo_steps
+        """Whether the crash lost no more work than the RPO allows; None when none is set or
+        the engine does not show its steps."""
+        if self.rpo_steps is None or crash.lost_steps is None:
+            return None
+        return crash.lost_steps <= self.rpo_steps
 
     def rto_met(self, crash: CrashRecovery) -> bool | None:
-        """Whether the run was back within the RTO (never back: missed); None when none is set."""
+        """Whether the run was back within the RTO (never back: missed); None when none is set,
+        or when past it but the engine does not show its steps (it may have resumed earlier)."""
         if self.rto_s is None:
             return None
-        return crash.recovery_s is not None and crash.recovery_s <= self.rto_s
+        if crash.recovery_s is not None and crash.recovery_s <= self.rto_s:
+            return True
+        return None if crash.lost_steps is None else False
 
 
 class CrashRecovery(_Model):
@@ -70,7 +79,9 @@ class CrashRecovery(_Model):
 
     worker: Count  # the worker that died
     at: str  # where it died, as the worker's end says
-    lost_steps: Count  # steps it had begun that later workers began again
+    # steps it had begun that a later worker began again; None when the engine reports no
+    # `step.begin` (then the stop is all that shows it back, and `recovery_s` is an upper bound)
+    lost_steps: Count | None
     recovery_s: Seconds | None  # injected clock from the death to resumed or stopped
     back_by: Literal["resumed", "stopped"] | None = None  # None: never back
 
@@ -89,20 +100,25 @@ class RunObjectives(_Model):
 
 
 def judge(declared: RecoveryObjectives | None, crashes: list[CrashRecovery]) -> RunObjectives:
-    """The run's verdict on each objective: missed when any crash missed it."""
+    """The run's verdict on each objective, Jepsen's way: missed when any crash missed it,
+    else unknown when any crash could not be told, else met."""
 
-    def verdict(met: list[bool | None]) -> Judgement:
+    def verdict(limit: float | None, met: list[bool | None]) -> Judgement:
         if not crashes:
             return "no_crash"
-        if declared is None or None in met:
+        if limit is None:
             return "not_declared"
-        return "met" if all(met) else "missed"
+        if False in met:
+            return "missed"
+        return "unknown" if None in met else "met"
 
+    if declared is None:
+        return RunObjectives(crashes=crashes, rpo=verdict(None, []), rto=verdict(None, []))
     return RunObjectives(
         declared=declared,
         crashes=crashes,
-        rpo=verdict([declared.rpo_met(c) for c in crashes] if declared else [None]),
-        rto=verdict([declared.rto_met(c) for c in crashes] if declared else [None]),
+        rpo=verdict(declared.rpo_steps, [declared.rpo_met(c) for c in crashes]),
+        rto=verdict(declared.rto_s, [declared.rto_met(c) for c in crashes]),
     )
 
 
@@ -113,7 +129,11 @@ def measure_objectives(history: History, declared: RecoveryObjectives | None) ->
 
 def crash_recoveries(history: History) -> list[CrashRecovery]:
     begun = [h for h in history.hits if h.boundary == STEP_BEGIN]
-    return [_recovery(history.workers, death, begun) for death in history.deaths]
+    crashes = [_recovery(history.workers, death, begun) for death in history.deaths]
+    if begun:
+        return crashes
+    # an engine that reports no step: what it redid cannot be counted (unknown beats true)
+    return [c.model_copy(update={"lost_steps": None}) for c in crashes]
 
 
 def _recovery(

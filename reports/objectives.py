@@ -29,7 +29,8 @@ class ObjectiveFigures(_Model):
     declared: float | None  # the objective; None: not declared
     crashes: int
     within: int | None  # crashes that kept within it; None when not declared
-    worst: float | None  # the worst crash's figure (None: no crash, or never back)
+    worst: float | None  # the worst crash's figure (None: none measured, or never back)
+    unknown: int = 0  # crashes the engine did not show enough of to judge (no `step.begin`)
     never_back: int = 0  # crashes after which the run neither resumed nor stopped (RTO)
     runs_missed: int = 0
 
@@ -45,7 +46,7 @@ class MissedRun(_Model):
     kind: str
     rpo: str
     rto: str
-    lost_steps: int  # the worst crash of the run
+    lost_steps: int | None  # the worst crash of the run; None: the engine shows no steps
     recovery_s: float | None  # the slowest crash of the run; None: never back
     schedule_file: str | None
 
@@ -101,14 +102,14 @@ def scenario_objectives(scenario: str, runs: Sequence[RunResult]) -> ScenarioObj
         rpo=_figures(
             None if declared is None else declared.rpo_steps,
             crashes,
-            [float(c.lost_steps) for c in crashes],
+            [float(c.lost_steps) for c in crashes if c.lost_steps is not None],
             None if declared is None else declared.rpo_met,
             sum(o.rpo == "missed" for o in judged),
         ),
         rto=_figures(
             None if declared is None else declared.rto_s,
             crashes,
-            back,
+            back if len(back) == len(crashes) else [],
             None if declared is None else declared.rto_met,
             sum(o.rto == "missed" for o in judged),
         ).model_copy(update={"never_back": len(crashes) - len(back)}),
@@ -129,7 +130,8 @@ def _figures(
         declared=declared,
         crashes=len(crashes),
         within=None if declared is None else sum(j is True for j in judged),
-        worst=max(values) if values and len(values) == len(crashes) else None,
+        worst=max(values, default=None),
+        unknown=sum(j is None for j in judged),
         runs_missed=runs_missed,
     )
 
@@ -143,7 +145,7 @@ def _missed(run: RunResult, objectives: RunObjectives) -> MissedRun:
         kind=run.kind,
         rpo=objectives.rpo,
         rto=objectives.rto,
-        lost_steps=max((c.lost_steps for c in crashes), default=0),
+        lost_steps=max((c.lost_steps for c in crashes if c.lost_steps is not None), default=None),
         recovery_s=None if None in back else max((b for b in back if b is not None), default=0.0),
         schedule_file=run.schedule_file,
     )

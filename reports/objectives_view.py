@@ -53,7 +53,10 @@ def seconds(value: float | None) -> str:
 def within(figures: ObjectiveFigures) -> str:
     if figures.within is None:
         return NOT_DECLARED
-    return f"{percent(figures.within_share)} ({figures.within} of {figures.crashes} crashes)"
+    unknown = f", {figures.unknown} unknown" if figures.unknown else ""
+    return (
+        f"{percent(figures.within_share)} ({figures.within} of {figures.crashes} crashes{unknown})"
+    )
 
 
 def _rows(s: ScenarioObjectives) -> list[tuple[str, str, str, str]]:
@@ -80,7 +83,8 @@ def _rows(s: ScenarioObjectives) -> list[tuple[str, str, str, str]]:
 def _miss(missed: MissedRun, replay: str | None) -> MissView:
     what = " and ".join(n for n, v in (("RPO", missed.rpo), ("RTO", missed.rto)) if v == "missed")
     back = "never back" if missed.recovery_s is None else f"back after {seconds(missed.recovery_s)}"
-    return MissView(missed, what, f"lost {steps(missed.lost_steps)}, {back}", replay)
+    lost = "an unknown number of steps" if missed.lost_steps is None else steps(missed.lost_steps)
+    return MissView(missed, what, f"lost {lost}, {back}", replay)
 
 
 def objective_views(
@@ -118,14 +122,15 @@ def console_figure(summary: ObjectivesSummary) -> str:
 def run_line(judged: RunObjectives) -> str:
     """A replayed run's objectives in one line: each verdict, the worst crash, what was declared."""
     crashes, declared = judged.crashes, judged.declared
-    lost = max((c.lost_steps for c in crashes), default=0)
+    lost = max((c.lost_steps for c in crashes if c.lost_steps is not None), default=None)
     backs = [c.recovery_s for c in crashes]
     back = "never back" if None in backs else seconds(max((b or 0.0 for b in backs), default=0.0))
     rpo = None if declared is None else declared.rpo_steps
     rto = None if declared is None else declared.rto_s
     words = {"not_declared": NOT_DECLARED, "no_crash": "no crash"}
     return (
-        f"objectives: RPO {words.get(judged.rpo, judged.rpo)} (worst {steps(lost)} redone"
+        f"objectives: RPO {words.get(judged.rpo, judged.rpo)} "
+        f"(worst {'unknown' if lost is None else steps(lost)} redone"
         f"{'' if rpo is None else f', declared {steps(rpo)}'}) · "
         f"RTO {words.get(judged.rto, judged.rto)} (worst {back}"
         f"{'' if rto is None else f', declared {seconds(rto)}'})"

@@ -142,3 +142,20 @@ def test_a_run_without_a_crash_is_not_judged() -> None:
 def test_an_objective_is_declared_within_bounds(fields: dict[str, float]) -> None:
     with pytest.raises(ValidationError):
         RecoveryObjectives(**fields)
+
+
+def test_an_engine_that_reports_no_step_leaves_its_redone_work_unknown() -> None:
+    review = _worker(1, 70.0, 190.0, status="needs_review")
+    [crash] = crash_recoveries(_history([], [DEAD, review]))
+    assert (crash.lost_steps, crash.recovery_s, crash.back_by) == (None, 180.0, "stopped")
+    # its stop is an upper bound on its resume: within the RTO it is met, past it unknown
+    assert judge(RecoveryObjectives(rpo_steps=5, rto_s=200.0), [crash]).rpo == "unknown"
+    assert judge(RecoveryObjectives(rto_s=200.0), [crash]).rto == "met"
+    assert judge(RecoveryObjectives(rto_s=100.0), [crash]).rto == "unknown"
+
+
+def test_a_miss_beats_an_unknown_crash_of_the_same_run() -> None:
+    unknown = CrashRecovery(worker=0, at="a", lost_steps=None, recovery_s=500.0)
+    judged = judge(TIGHT, [unknown, _crash(1, 60.0)])
+    assert (judged.rpo, judged.rto) == ("unknown", "unknown")
+    assert judge(TIGHT, [unknown, _crash(2, 60.0)]).rpo == "missed"

@@ -12,9 +12,10 @@ from killpoint.harness.objectives import CrashRecovery, RecoveryObjectives, judg
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.html import render_html
 from killpoint.reports.metrics import campaign_metrics
-from killpoint.reports.objectives import objectives_summary
-from killpoint.reports.objectives_view import console_figure
+from killpoint.reports.objectives import objectives_summary, scenario_objectives
+from killpoint.reports.objectives_view import console_figure, within
 from killpoint.reports.view import build_page
+from tests.reports.campaigns import sample_campaign
 from tests.reports.dom import Census, section_of
 
 SAGA = RecoveryObjectives(rpo_steps=1, rto_s=120.0)
@@ -102,3 +103,16 @@ def test_results_written_before_objectives_merge_and_read_not_measured(
     assert (saga.scenario, saga.runs, saga.declared) == ("order_saga", 0, None)
     section = section_of(render_html(merged), "objectives")
     assert "not declared" in section and "objective-misses" not in section
+
+
+def test_a_crash_the_engine_did_not_show_is_counted_unknown_not_within() -> None:
+    unseen = CrashRecovery(worker=0, at="a", lost_steps=None, recovery_s=None)
+    seen = CrashRecovery(worker=0, at="b", lost_steps=1, recovery_s=60.0)
+    runs = [
+        run.model_copy(update={"objectives": judge(SAGA, [crash])})
+        for run, crash in zip(sample_campaign().runs[1:3], (unseen, seen), strict=True)
+    ]
+    figures = scenario_objectives("order_saga", runs)
+    assert (figures.rpo.within, figures.rpo.unknown, figures.rpo.worst) == (1, 1, 1.0)
+    assert within(figures.rpo) == "50.0% (1 of 2 crashes, 1 unknown)"
+    assert (figures.rto.within, figures.rto.runs_missed, figures.rto.never_back) == (1, 0, 1)
