@@ -20,6 +20,7 @@ from killpoint.harness.checkers import check_all
 from killpoint.harness.explore import Budget, Exploration, menu
 from killpoint.harness.history import History
 from killpoint.harness.measures import measure
+from killpoint.harness.objectives import measure_objectives
 from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits
 from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec
@@ -129,8 +130,9 @@ class Campaign:
         if expect is not None:
             verdicts.append(expectation(history, expect))
         valid = combine(verdicts)
+        objectives = measure_objectives(history, scenario.objectives)
         schedule_file = None
-        if valid is False:
+        if valid is False or objectives.missed:  # a miss is replayed from the report too
             path = self.config.workdir / "schedules" / f"{scenario.name}-{schedule.run_id}.json"
             schedule_file = str(save_schedule(schedule, path))
         result = RunResult(
@@ -148,6 +150,7 @@ class Campaign:
             measures=measure(history, verdicts),
             schedule_file=schedule_file,
             history=history if valid is False else None,
+            objectives=objectives,
         )
         return result, history
 

@@ -8,21 +8,18 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from killpoint.harness.bounds import MAX_SECONDS as MAX_SECONDS
+from killpoint.harness.bounds import Count, Seconds
 from killpoint.harness.history import History
 from killpoint.harness.loading import Version1, load_json
+from killpoint.harness.objectives import RunObjectives
 from killpoint.harness.schedule import FaultSchedule
 
 Valid = bool | Literal["unknown"]
-# A result is read back from files (`killpoint merge`): no count below zero, no NaN or infinity
-# in a figure, no count past what JSON readers elsewhere hold, no time past 10^12 s (no run's
-# clock gets there: a jump is at most a year; 1.7e308 s overflowed the report's log axis).
-MAX_SECONDS = 1e12
-Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
-Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
 
 
 class _Model(BaseModel):
@@ -94,6 +91,9 @@ class RunResult(_Model):
     measures: RunMeasures
     schedule_file: str | None = None
     history: History | None = None  # kept for violations, where the report draws a timeline
+    # each crash measured against the scenario's recovery objectives; None in results written
+    # before objectives were measured (they merge all the same, as not measured)
+    objectives: RunObjectives | None = None
 
 
 class ScenarioCoverage(_Model):

@@ -22,6 +22,7 @@ from killpoint.harness.contract.adapters import EffectAdapter
 from killpoint.harness.contract.errors import DefinitionError
 from killpoint.harness.contract.records import BudgetLimits, RunStatus
 from killpoint.harness.contract.workflow import Workflow
+from killpoint.harness.objectives import RecoveryObjectives
 
 if TYPE_CHECKING:
     from killpoint.harness.history import History
@@ -107,6 +108,8 @@ class Scenario:
     gates: Mapping[str, GatePolicy] = field(default_factory=dict)
     expected_status: RunStatus = RunStatus.COMPLETED
     cases: tuple[NamedCase, ...] = ()
+    # the RPO and RTO every crash is judged against (`harness.objectives`); None: not declared
+    objectives: RecoveryObjectives | None = None
 
     def case(self, run_id: str) -> NamedCase | None:
         """The named case whose schedule carries this run id, if any (for a replay)."""

@@ -2,8 +2,9 @@
 
 What a team imports to point killpoint at its own agent and its own engine:
 
-- the scenario contract — `Scenario`, `ExpectedEffect`, `GatePolicy`, `NamedCase` — and the
-  workflow it runs: `Workflow`, `Step`, `StepKind`, `Transition`, `StepContext`;
+- the scenario contract — `Scenario`, `ExpectedEffect`, `GatePolicy`, `NamedCase`,
+  `RecoveryObjectives` — and the workflow it runs: `Workflow`, `Step`, `StepKind`,
+  `Transition`, `StepContext`;
 - the vocabulary every engine shares: `EffectIntent`, `Receipt`, `EffectAdapter`,
   `EffectRecord`, `ApprovalRecord`, `RunStatus`, `EffectStatus`, `Outcome`, the
   service-outcome errors (`OutcomeUnknown`, `EffectRejected`, `CannotTell`) and `KillpointError`;
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from killpoint.harness.engines.registry import load_engine
     from killpoint.harness.history import History
     from killpoint.harness.launch import run_campaign
+    from killpoint.harness.objectives import RecoveryObjectives
     from killpoint.harness.options import CampaignOptions
     from killpoint.harness.protocol import (
         CheckpointRecord,
@@ -109,6 +111,7 @@ _HOMES = {
     "Outcome": f"{_CONTRACT}.records",
     "OutcomeUnknown": f"{_CONTRACT}.errors",
     "Receipt": f"{_CONTRACT}.records",
+    "RecoveryObjectives": "killpoint.harness.objectives",
     "RunStatus": f"{_CONTRACT}.records",
     "Scenario": "killpoint.harness.scenario",
     "Shared": "killpoint.harness.protocol",
@@ -163,6 +166,7 @@ __all__ = [
     "Outcome",
     "OutcomeUnknown",
     "Receipt",
+    "RecoveryObjectives",
     "RunStatus",
     "Scenario",
     "Shared",

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage, Verdict, combine
+from killpoint.reports.objectives import ObjectivesSummary, objectives_summary
 
 
 class _Model(BaseModel):
@@ -130,6 +131,7 @@ class CampaignMetrics(_Model):
     within_budget: Rate  # resumed runs that kept within their original budget / resumed runs
     coverage: BoundaryCoverage
     mutation_score: Rate | None  # caught / mutants; None when no mutant was run
+    objectives: ObjectivesSummary  # the declared RPO/RTO per scenario, and the runs missing them
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -219,6 +221,7 @@ def campaign_metrics(result: CampaignResult) -> CampaignMetrics:
         mutation_score=(
             Rate(count=sum(m.caught for m in mutants), of=len(mutants)) if mutants else None
         ),
+        objectives=objectives_summary(result),
     )
 
 

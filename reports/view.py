@@ -25,6 +25,7 @@ from killpoint.harness.results import (
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
+from killpoint.reports.objectives_view import ObjectivesView, objective_views
 from killpoint.reports.places import Where
 from killpoint.reports.timeline import Timeline, build_timeline
 
@@ -106,6 +107,7 @@ class Page:
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
     where: Where | None  # the report file's folder, when it is written to one
+    objectives: list[ObjectivesView]  # per scenario: declared RPO/RTO, and the runs missing them
 
 
 def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool = False) -> Tile:
@@ -376,4 +378,7 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
             ).most_common()
         ],
         expected=expected_outcomes(metrics),
+        objectives=objective_views(
+            result, metrics.objectives, lambda run: replay_command(run, where)
+        ),
     )

@@ -22,6 +22,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.scenario import ExpectedEffect, GatePolicy, Scenario
 from killpoint.scenarios._common import number, receipt_of, text
 from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.objectives import HIGH_IMPACT
 from killpoint.scenarios.order_saga import charge, charge_effect, refund_effect
 
 GATE = "refund_over_threshold"
@@ -121,4 +122,5 @@ SCENARIO = Scenario(
     make_adapters=adapters_for,
     expected_effects=expected_effects,
     gates={GATE: GatePolicy(ttl_s=APPROVAL_TTL_S)},
+    objectives=HIGH_IMPACT,
 )

@@ -22,6 +22,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import number, text
 from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.objectives import ROUTINE
 
 BATCH_SIZE = 5
 
@@ -78,4 +79,5 @@ SCENARIO = Scenario(
     make_input=make_input,
     make_adapters=adapters_for,
     expected_effects=expected_effects,
+    objectives=ROUTINE,
 )

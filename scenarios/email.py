@@ -30,6 +30,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import text
 from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.objectives import HIGH_IMPACT
 
 
 def make_input(run_id: str) -> dict[str, JsonValue]:
@@ -89,6 +90,7 @@ def _scenario(name: str, service: str, description: str, *, searchable: bool) ->
         make_input=make_input,
         make_adapters=adapters_for,
         expected_effects=_expected(service, verifiable=searchable),
+        objectives=HIGH_IMPACT,
     )
 
 

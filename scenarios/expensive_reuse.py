@@ -21,6 +21,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import json_bytes, number, text
 from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.objectives import ROUTINE
 
 PRODUCED: Counter[str] = Counter()  # workflow id -> how often build_report ran here
 
@@ -100,4 +101,5 @@ SCENARIO = Scenario(
     make_input=make_input,
     make_adapters=adapters_for,
     expected_effects=expected_effects,
+    objectives=ROUTINE,
 )

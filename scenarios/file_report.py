@@ -25,6 +25,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import text
 from killpoint.scenarios.adapters import adapters_for, file_args
+from killpoint.scenarios.objectives import HIGH_IMPACT
 
 
 def make_input(run_id: str) -> dict[str, JsonValue]:
@@ -125,4 +126,5 @@ SCENARIO = Scenario(
     make_input=make_input,
     make_adapters=adapters_for,
     expected_effects=expected_effects,
+    objectives=HIGH_IMPACT,
 )

@@ -22,6 +22,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import json_bytes, load_json, number, record, text
 from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.objectives import ROUTINE
 
 RECEIVER_SCHEMAS = frozenset({"summary-v1", "summary-v2"})
 RECEIVER_NEEDS = frozenset({"read:sources", "publish:reports"})
@@ -187,6 +188,7 @@ SCENARIO = Scenario(
     make_input=make_input,
     make_adapters=adapters_for,
     expected_effects=expected_effects,
+    objectives=ROUTINE,
 )
 
 INCOMPATIBLE_SCENARIO = Scenario(
@@ -198,4 +200,5 @@ INCOMPATIBLE_SCENARIO = Scenario(
     make_adapters=adapters_for,
     expected_effects=expected_nothing,
     expected_status=RunStatus.NEEDS_REVIEW,
+    objectives=ROUTINE,
 )

@@ -23,6 +23,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import json_bytes, number, receipt_of, text
 from killpoint.scenarios.adapters import adapters_for
+from killpoint.scenarios.objectives import HIGH_IMPACT
 
 CURRENCIES = frozenset({"EUR", "USD", "GBP"})
 
@@ -178,6 +179,7 @@ SCENARIO = Scenario(
     make_input=make_input,
     make_adapters=adapters_for,
     expected_effects=expected_shipped,
+    objectives=HIGH_IMPACT,
 )
 
 REFUND_SCENARIO = Scenario(
@@ -189,4 +191,5 @@ REFUND_SCENARIO = Scenario(
     make_adapters=adapters_for,
     expected_effects=expected_refunded,
     expected_status=RunStatus.COMPENSATED,
+    objectives=HIGH_IMPACT,
 )

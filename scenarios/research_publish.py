@@ -22,6 +22,7 @@ from killpoint.harness.contract.workflow import Step, StepKind, Transition, Work
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import json_bytes, load_json, receipt_of, record, sha256, text
 from killpoint.scenarios.adapters import adapters_for, artifact_args
+from killpoint.scenarios.objectives import LOW_RISK
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{2,80}$")
 MIN_WORDS = 20
@@ -215,6 +216,7 @@ SCENARIO = Scenario(
     make_input=make_input,
     make_adapters=adapters_for,
     expected_effects=expected_effects,
+    objectives=LOW_RISK,
 )
 
 
@@ -231,4 +233,5 @@ THIN_DRAFT_SCENARIO = Scenario(
     make_adapters=adapters_for,
     expected_effects=lambda inp: (),  # an invalid draft must cause nothing in the world
     expected_status=RunStatus.NEEDS_REVIEW,
+    objectives=LOW_RISK,
 )

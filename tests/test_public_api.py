@@ -26,7 +26,7 @@ def test_every_public_name_resolves_and_is_listed_once() -> None:
 def test_the_public_face_names_the_protocol_the_contract_and_the_records() -> None:
     expected = {
         # the scenario contract and the workflow it runs
-        "Scenario", "ExpectedEffect", "GatePolicy", "NamedCase",
+        "Scenario", "ExpectedEffect", "GatePolicy", "NamedCase", "RecoveryObjectives",
         "Workflow", "Step", "StepKind", "Transition", "StepContext",
         # the vocabulary every engine shares
         "EffectIntent", "Receipt", "EffectAdapter", "EffectRecord", "ApprovalRecord",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -16,6 +17,9 @@ from rich.text import Text
 
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
 from killpoint.harness.results import CampaignResult
+
+if TYPE_CHECKING:
+    from killpoint.reports.objectives import ObjectivesSummary
 
 SHOWN_VIOLATIONS = 20
 
@@ -126,6 +130,7 @@ def _figures(result: CampaignResult) -> list[str]:
         f"within budget {_pct(m.within_budget.value)}",
         f"recovery p50 {_num(m.recovery_time.steps.p50)} steps",
         f"boundaries crashed {m.coverage.crashed}/{m.coverage.discovered}",
+        _objectives(m.objectives),
     ]
     if m.mutation_score is not None:
         explored = sum(mu.found_by == "exploration" for mu in result.mutants)
@@ -134,6 +139,12 @@ def _figures(result: CampaignResult) -> list[str]:
             + (f" ({explored} first by exploration)" if explored else "")
         )
     return figures
+
+
+def _objectives(summary: ObjectivesSummary) -> str:
+    from killpoint.reports.objectives_view import console_figure
+
+    return console_figure(summary)
 
 
 def _pct(value: float | None) -> str:

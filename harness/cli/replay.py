@@ -24,6 +24,7 @@ from killpoint.harness.cli._shared import (
 )
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.history import History
+from killpoint.harness.objectives import measure_objectives
 from killpoint.harness.options import CampaignOptions
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import Verdict
@@ -139,6 +140,7 @@ def _document(
         "schedule": schedule.describe(),
         "final_status": result.final_status,
         "verdicts": [v.model_dump(mode="json") for v in verdicts],
+        "objectives": measure_objectives(result, scenario.objectives).model_dump(mode="json"),
     }
 
 
@@ -152,4 +154,9 @@ def _lines(
     for v in verdicts:
         lines.append(f"  {v.checker:20} {MARKS[v.valid]:9} {v.summary}")
         lines.extend(f"      {line}" for line in (v.evidence if v.valid is False else ()))
+    from killpoint.reports.objectives_view import run_line
+
+    judged = measure_objectives(result, scenario.objectives)
+    if judged.crashes:  # flagged, not a verdict: a miss is no violation
+        lines.append(f"  {run_line(judged)}")
     return lines
