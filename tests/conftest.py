@@ -191,6 +191,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# The campaign tests that cost most run a slice of the catalogue (or of their cases) in `ci`, all
+# of it under `thorough`.
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 
 
 # -- the number of inputs the fuzz tests tried (tests/fuzz.py) ----------------------------------

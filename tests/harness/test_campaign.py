@@ -17,6 +17,7 @@ from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.harness.scenario import Expect, NamedCase, Scenario
 from killpoint.harness.schedule import FaultSchedule, HitPoint
 from killpoint.reports import campaign_metrics
+from tests.conftest import THOROUGH
 
 
 def _campaign(tmp_path: Path, name: str, **options: object) -> CampaignResult:
@@ -40,7 +41,10 @@ def test_reference_engine_survives_every_single_and_paired_crash_in_process(
     tmp_path: Path, checkpoint_key: bytes
 ) -> None:
     result = _campaign(
-        tmp_path, "inproc", scenarios=list(scenarios.CATALOGUE.values()), double_limit=25
+        tmp_path,
+        "inproc",
+        scenarios=list(scenarios.CATALOGUE.values()),
+        double_limit=25 if THOROUGH else 8,  # every pair the main job samples: `thorough`
     )
     _assert_every_boundary_crashed_without_violation(result)
     kinds = {r.kind for r in result.runs}
