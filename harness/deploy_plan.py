@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.records import DEPLOY_STRATEGIES, DeployStrategy, Versions
-from killpoint.harness.schedule import Deploy, FaultSchedule, HitPoint
 from killpoint.harness.scenario import Scenario
+from killpoint.harness.schedule import Deploy, FaultSchedule, HitPoint
 from killpoint.harness.world import BASE_VERSIONS
 
 PAUSE = b.CHECKPOINT_COMMITTED
