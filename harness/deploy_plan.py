@@ -15,9 +15,10 @@ from collections.abc import Iterator
 
 from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.records import DEPLOY_STRATEGIES, DeployStrategy, Versions
+from killpoint.harness.deploy_routing import BASE_VERSIONS
+from killpoint.harness.history import History
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import Deploy, FaultSchedule, HitPoint
-from killpoint.harness.world import BASE_VERSIONS
 
 PAUSE = b.CHECKPOINT_COMMITTED
 DECISION = (b.CHECKPOINT_BUILT, b.CHECKPOINT_COMMITTED)  # a decision runs no step: step None
@@ -52,10 +53,22 @@ def deploy_schedule(
     return FaultSchedule(scenario=scenario.name, run_id=run_id, crashes=crashes, deploys=(deploy,))
 
 
-def deploy_runs(scenario: Scenario) -> Iterator[FaultSchedule]:
+def paused_steps(scenario: Scenario, recording: History | None) -> list[str]:
+    """The steps whose commit a pause stops at: those the recording committed (else the
+    workflow's), in order, but the last, whose commit is the run's end."""
+    if recording is None:
+        steps = [t.step.name for t in scenario.workflow.transitions]
+    else:
+        committed = (h.step for h in recording.hits if h.boundary == PAUSE and h.step)
+        steps = list(dict.fromkeys(committed))
+    return steps[:-1]
+
+
+def deploy_runs(scenario: Scenario, recording: History | None = None) -> Iterator[FaultSchedule]:
     """The deploy campaign's schedules for one scenario, in a fixed order."""
-    # a pause at the last step's commit is the run's end: nothing is left in flight
-    steps = [t.step.name for t in scenario.workflow.transitions][:-1]
+    steps = paused_steps(scenario, recording)
+    if not steps:
+        return
     first = HitPoint(worker=0, step=steps[0], boundary=PAUSE)
     for strategy in DEPLOY_STRATEGIES:
         for n, step in enumerate(steps):

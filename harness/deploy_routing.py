@@ -14,6 +14,11 @@ from __future__ import annotations
 from killpoint.harness.contract.records import DeployNotice, Versions
 from killpoint.harness.schedule import FaultSchedule
 
+# what every worker runs unless a deploy says otherwise (a world's, with its scenario's plan)
+BASE_VERSIONS = Versions(
+    plan="plan@1", prompt="prompt@1", model_contract="contract@1", tool_schema="tools@1"
+)
+
 
 def versions_for(base: Versions, schedule: FaultSchedule, worker: int) -> Versions:
     """The versions worker number `worker` runs: `base`, or a deploy's from its worker on."""

@@ -79,7 +79,9 @@ class RunMeasures(_Model):
     deploy_outcome: str | None = None
 
 
-RunKind = Literal["clean", "single", "double", "pair", "network", "named", "generated", "replay"]
+RunKind = Literal[
+    "clean", "single", "double", "pair", "network", "named", "deploy", "generated", "replay"
+]
 
 
 class RunResult(_Model):
