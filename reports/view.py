@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from killpoint.harness.results import (
     Verdict,
 )
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
+from killpoint.reports.deploys import DeployRow, deploy_rows
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.places import Where
@@ -106,6 +107,7 @@ class Page:
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
     where: Where | None  # the report file's folder, when it is written to one
+    deploys: list[DeployRow] = field(default_factory=list)  # per strategy (`reports.deploys`)
 
 
 def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool = False) -> Tile:
@@ -376,4 +378,5 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
             ).most_common()
         ],
         expected=expected_outcomes(metrics),
+        deploys=deploy_rows(result),
     )
