@@ -80,9 +80,7 @@ def test_a_migrated_run_resumes_on_the_new_version_as_a_child_run(world: World) 
 
 
 def test_a_migration_the_policy_forbids_is_refused_into_quarantine(world: World) -> None:
-    schedule = deploy_schedule(
-        SCENARIO, "d-plan", "migrate", (PAUSED,), deployed(SCENARIO, "plan")
-    )
+    schedule = deploy_schedule(SCENARIO, "d-plan", "migrate", (PAUSED,), deployed(SCENARIO, "plan"))
     history = run_schedule(world, SCENARIO, schedule, REFERENCE)
     assert history.final_status == "quarantined"
     assert history.final_reason.startswith("migrate refused: plan publish-flow@5→")
