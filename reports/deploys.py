@@ -55,3 +55,15 @@ def deploy_rows(result: CampaignResult) -> list[DeployRow]:
         )
         for s in order
     ]
+
+
+def deploy_summary(rows: list[DeployRow]) -> str | None:
+    """One line for a console: each strategy's runs and what became of them; None without."""
+    if not rows:
+        return None
+    ends = ("finished_on_old", "migrated", "coexisted", "refused", "undecided")
+    parts = []
+    for row in rows:
+        shown = [f"{getattr(row, e)} {e.replace('_', ' ')}" for e in ends if getattr(row, e)]
+        parts.append(f"{row.strategy} {row.deployed} ({', '.join(shown) or 'none in flight'})")
+    return "deploys: " + "; ".join(parts)

@@ -96,6 +96,9 @@ def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> 
         f"{len(result.runs)} runs in {result.duration_s:.1f}s, "
         f"{len(violating)} violating; " + ", ".join(_figures(result)),
     )
+    deployed = _deploys(result)
+    if deployed:
+        line(console, deployed)
     for written_line in written:
         line(console, written_line)
 
@@ -134,6 +137,12 @@ def _figures(result: CampaignResult) -> list[str]:
             + (f" ({explored} first by exploration)" if explored else "")
         )
     return figures
+
+
+def _deploys(result: CampaignResult) -> str | None:
+    from killpoint.reports.deploys import deploy_rows, deploy_summary
+
+    return deploy_summary(deploy_rows(result))
 
 
 def _pct(value: float | None) -> str:

@@ -4,12 +4,16 @@ caught by `deploy_policy`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from killpoint import scenarios
+from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.checkers import check_all
 from killpoint.harness.checkers.deploy import check_deploy
 from killpoint.harness.contract.records import DEPLOY_STRATEGIES, DeployStrategy
+from killpoint.harness.deploy_outcome import DECIDED as OUTCOME
 from killpoint.harness.deploy_outcome import deploy_outcome
 from killpoint.harness.deploy_plan import (
     DECISION,
@@ -140,3 +144,19 @@ def test_the_plan_deploys_around_each_committed_step_only_when_asked(world: Worl
         made = [r.schedule for r in plan.scenario_runs(batch) if r.kind == "deploy"]
         assert made == (schedules if deploys else [])
         assert plan.expected_runs() == len(list(plan.scenario_runs(batch)))
+
+
+@pytest.mark.realtier
+def test_each_strategy_holds_when_workers_die_by_sigkill(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    """The real tier: forked workers are told of the deploy and routed around it as in-process."""
+    config = CampaignConfig(scenarios=[SCENARIO], workdir=tmp_path, engine=REFERENCE, tier="real")
+    with Campaign(config) as campaign:
+        for strategy in DEPLOY_STRATEGIES:
+            death = HitPoint(worker=decider(strategy), step=None, boundary=DECISION[1])
+            schedule = deploy_schedule(SCENARIO, f"real-{strategy}", strategy, (PAUSED, death))
+            result, history = campaign.judge(SCENARIO, schedule, "deploy")
+            assert [w.end for w in history.workers].count("sigkill") == 2, strategy
+            assert result.valid is True, result.verdicts
+            assert result.measures.deploy_outcome == OUTCOME[strategy]

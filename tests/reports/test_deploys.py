@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from killpoint.harness.results import CampaignResult, RunResult
-from killpoint.reports.deploys import DeployRow, deploy_rows
+from killpoint.reports.deploys import DeployRow, deploy_rows, deploy_summary
 from killpoint.reports.html import render_html
 from tests.reports.dom import section_of
 
@@ -43,3 +43,11 @@ def test_the_page_shows_the_deploy_table_only_for_a_deploy_campaign(
     table = section_of(render_html(_with_deploys(campaign)), "deploys")
     assert "6 runs deployed around" in table
     assert '<tr id="deploy-migrate" data-strategy="migrate"><td>migrate</td><td>3</td>' in table
+
+
+def test_the_console_line_names_each_strategys_ends(campaign: CampaignResult) -> None:
+    assert deploy_summary(deploy_rows(campaign)) is None
+    assert deploy_summary(deploy_rows(_with_deploys(campaign))) == (
+        "deploys: drain 2 (1 finished on old); migrate 3 (1 migrated, 1 refused, 1 undecided); "
+        "coexist 1 (1 coexisted)"
+    )
