@@ -71,12 +71,13 @@ def admit(
         if worker.versions == notice.versions or cp.lineage.decision == notice.strategy:
             return cp  # a run of the new version, or one whose decision is already recorded
         return _decide(worker, session, wf, cp, key, notice, cp.lineage.run_id, cp.versions)
-    changed = worker.settings.compatibility.decide(cp.versions, worker.versions)[1]
+    policy = worker.settings.compatibility
     if worker.versions != notice.versions:
-        return Refused(f"{notice.strategy}: a checkpoint of {changed} is not an old worker's")
+        newer = policy.decide(worker.versions, cp.versions)[1]
+        return Refused(f"{notice.strategy}: a run of the new version ({newer}) is not ours")
+    decision, why = policy.decide(cp.versions, worker.versions)
     if notice.strategy != "migrate":
-        return Refused(f"{notice.strategy}: a run of the old version ({changed}) is not ours")
-    decision, why = worker.settings.compatibility.decide(cp.versions, worker.versions)
+        return Refused(f"{notice.strategy}: a run of the old version ({why}) is not ours")
     if decision in ("restart", "quarantine"):
         reason = f"migrate refused: {why} calls for {decision}, not a migration"
         change = Change(cp.state, RunStatus.QUARANTINED, reason)
