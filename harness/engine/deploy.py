@@ -11,7 +11,8 @@ branch, restart or quarantine). During one (`Settings.deploy`), the strategy doe
 - **migrate**: a worker of the new version migrates the run's checkpoint (same state and
   outputs, the new versions, a new run of the lineage whose decision is `migrate`) where the
   compatibility policy would let it continue or branch; a change that calls for a restart or a
-  quarantine is refused and quarantined with its reason, for an operator.
+  quarantine is refused and quarantined with its reason, for an operator. An old worker leaves
+  the run for a new one: it cannot make the migration, so it records none.
 
 Every decision is a checkpoint: which versions (its `versions`), which strategy (its lineage's
 `decision`) and why (its reason).
@@ -70,6 +71,8 @@ def admit(
     if cp.versions == worker.versions:
         if worker.versions == notice.versions or cp.lineage.decision == notice.strategy:
             return cp  # a run of the new version, or one whose decision is already recorded
+        if notice.strategy == "migrate":  # only a new worker migrates; an old one is retired
+            return Refused("migrate: a run of the old version waits for a new worker")
         return _decide(worker, session, wf, cp, key, notice, cp.lineage.run_id, cp.versions)
     policy = worker.settings.compatibility
     if worker.versions != notice.versions:

@@ -56,3 +56,17 @@ def test_an_old_worker_leaves_a_migrated_run_untouched(
     assert new_worker(versions=NEW, deploy=_notice("migrate")).resume("wf-1").status is (
         RunStatus.COMPLETED
     )
+
+
+def test_an_old_worker_never_records_a_migration_it_cannot_make(
+    new_worker: NewWorker, clock: FakeClock
+) -> None:
+    with pytest.raises(Killed):
+        new_worker(hook=kill_at(clock, b.CHECKPOINT_COMMITTED, "plan")).run(
+            "pure", "wf-1", {"n": 1}
+        )
+    clock.advance(31)
+    old = new_worker(deploy=_notice("migrate"))
+    before = old.store.workflow("wf-1").sequence
+    assert old.resume("wf-1").reason == "migrate: a run of the old version waits for a new worker"
+    assert old.store.workflow("wf-1").sequence == before
