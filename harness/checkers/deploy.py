@@ -9,7 +9,8 @@ engine's), placed in workers by time (`harness.deploy_outcome.placed`):
 - a worker that commits a checkpoint under versions other than its own ran a run of another
   version without migrating it (a quarantine, the refusal to run it, is no resume);
 - in a deploy campaign's run, the first checkpoint any worker commits after the deploy carries
-  the strategy's decision in its lineage (or is a refused migration's quarantine), and the run
+  the strategy's decision in its lineage (or is a refused migration's quarantine, or the
+  compatibility policy's branch or restart of a run of a third, legacy version), and the run
   keeps to it: a drained or coexisting run never moves to the deployed versions, a migrated one
   never goes back.
 
@@ -73,7 +74,9 @@ def _kept_to_strategy(history: History) -> Verdict:
         return ok(NAME, f"{deploy.strategy}: the run was done before the deploy reached it")
     first = after[0]
     refused = first.status == "quarantined" and deploy.strategy == "migrate"
-    if first.decision != deploy.strategy and not refused:
+    # a run of a third version (a legacy checkpoint) meets the compatibility policy instead
+    policy = first.decision in ("branch", "restart") and first.versions != deploy.versions
+    if first.decision != deploy.strategy and not (refused or policy):
         return violated(
             NAME,
             f"the lineage records no {deploy.strategy} decision for the deploy: the first "
@@ -84,7 +87,7 @@ def _kept_to_strategy(history: History) -> Verdict:
     moved = [
         cp for cp in after if (cp.versions == deploy.versions) != (deploy.strategy == "migrate")
     ]
-    if moved and not refused:
+    if moved and not (refused or policy):
         cp = moved[0]
         return violated(
             NAME,

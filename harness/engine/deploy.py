@@ -76,6 +76,8 @@ def admit(
         return _decide(worker, session, wf, cp, key, notice, cp.lineage.run_id, cp.versions)
     policy = worker.settings.compatibility
     if worker.versions != notice.versions:
+        if cp.versions != notice.versions:  # a third version (a legacy one): not the deploy's
+            return _by_policy(worker, session, wf, cp, key)
         newer = policy.decide(worker.versions, cp.versions)[1]
         return Refused(f"{notice.strategy}: a run of the new version ({newer}) is not ours")
     decision, why = policy.decide(cp.versions, worker.versions)

@@ -29,7 +29,7 @@ from killpoint.harness.history import History
 from killpoint.harness.plan import Plan, PlanOptions, clean
 from killpoint.harness.results import combine
 from killpoint.harness.runner import run_schedule
-from killpoint.harness.schedule import HitPoint
+from killpoint.harness.schedule import HitPoint, Tamper
 from killpoint.harness.world import World
 from killpoint.scenarios.mutants import MUTANTS
 
@@ -160,3 +160,16 @@ def test_each_strategy_holds_when_workers_die_by_sigkill(
             assert [w.end for w in history.workers].count("sigkill") == 2, strategy
             assert result.valid is True, result.verdicts
             assert result.measures.deploy_outcome == OUTCOME[strategy]
+
+
+def test_a_legacy_run_met_by_a_drain_is_left_to_the_compatibility_policy(world: World) -> None:
+    """A checkpoint of a third, older version is not the deploy's to route: old workers apply
+    the policy (found by generated schedules: both sides refused it, and it never ended)."""
+    crash = HitPoint(worker=0, step="research", boundary="step.begin")
+    schedule = deploy_schedule(SCENARIO, "legacy", "drain", (crash,)).model_copy(
+        update={"tamper": (Tamper(after_worker=1, kind="legacy_v2"),)}
+    )
+    history = run_schedule(world, SCENARIO, schedule, REFERENCE)
+    assert history.final_status == "completed"
+    assert {c.decision for c in history.checkpoints} >= {"restart"}
+    assert combine(check_all(history, SCENARIO.workflow)) is True
