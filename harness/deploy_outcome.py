@@ -6,7 +6,8 @@ is placed in neither). A deploy campaign's run (`Deploy.strategy`) then ends one
 the run was done before the deploy reached it (`untouched`), or the first worker to act on it
 after the deploy drained it (`finished_on_old`), kept it with the old version's workers
 (`coexisted`), migrated it (`migrated`), or refused to migrate it (`refused`, quarantined for an
-operator).
+operator); a run of a third, legacy version meets the compatibility policy instead
+(`by_policy`), and one acted on with no decision recorded is `undecided`.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.schedule import Deploy
 
 DeployOutcome = Literal[
-    "untouched", "finished_on_old", "coexisted", "migrated", "refused", "undecided"
+    "untouched", "finished_on_old", "coexisted", "migrated", "refused", "by_policy", "undecided"
 ]
 DECIDED: dict[str, DeployOutcome] = {
     "drain": "finished_on_old",
     "coexist": "coexisted",
     "migrate": "migrated",
+    "branch": "by_policy",  # a run of a third (legacy) version: the compatibility policy's
+    "restart": "by_policy",
 }
 
 

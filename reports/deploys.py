@@ -25,6 +25,7 @@ class DeployRow:
     coexisted: int
     refused: int
     untouched: int  # done before the deploy reached it
+    by_policy: int  # of a third (legacy) version: the compatibility policy decided
     undecided: int  # acted on after the deploy with no decision recorded (a violation)
     violations: int
 
@@ -50,6 +51,7 @@ def deploy_rows(result: CampaignResult) -> list[DeployRow]:
             coexisted=outcomes[s]["coexisted"],
             refused=outcomes[s]["refused"],
             untouched=outcomes[s]["untouched"],
+            by_policy=outcomes[s]["by_policy"],
             undecided=outcomes[s]["undecided"],
             violations=outcomes[s]["violations"],
         )
@@ -61,7 +63,7 @@ def deploy_summary(rows: list[DeployRow]) -> str | None:
     """One line for a console: each strategy's runs and what became of them; None without."""
     if not rows:
         return None
-    ends = ("finished_on_old", "migrated", "coexisted", "refused", "undecided")
+    ends = ("finished_on_old", "migrated", "coexisted", "refused", "by_policy", "undecided")
     parts = []
     for row in rows:
         shown = [f"{getattr(row, e)} {e.replace('_', ' ')}" for e in ends if getattr(row, e)]

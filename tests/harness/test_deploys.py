@@ -172,4 +172,5 @@ def test_a_legacy_run_met_by_a_drain_is_left_to_the_compatibility_policy(world: 
     history = run_schedule(world, SCENARIO, schedule, REFERENCE)
     assert history.final_status == "completed"
     assert {c.decision for c in history.checkpoints} >= {"restart"}
+    assert deploy_outcome(history) == "by_policy"
     assert combine(check_all(history, SCENARIO.workflow)) is True

@@ -30,9 +30,9 @@ def _with_deploys(campaign: CampaignResult) -> CampaignResult:
 
 def test_each_strategy_counts_its_runs_by_what_became_of_them(campaign: CampaignResult) -> None:
     assert deploy_rows(_with_deploys(campaign)) == [
-        DeployRow("drain", 2, 1, 0, 0, 0, 1, 0, 0),
-        DeployRow("migrate", 3, 0, 1, 0, 1, 0, 1, 1),
-        DeployRow("coexist", 1, 0, 0, 1, 0, 0, 0, 0),
+        DeployRow("drain", 2, 1, 0, 0, 0, 1, 0, 0, 0),
+        DeployRow("migrate", 3, 0, 1, 0, 1, 0, 0, 1, 1),
+        DeployRow("coexist", 1, 0, 0, 1, 0, 0, 0, 0, 0),
     ]
 
 
