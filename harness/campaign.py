@@ -50,6 +50,7 @@ class CampaignConfig:
     interleave: bool = True  # two workers recover each single crash (in-process tier only)
     network: bool = True
     named: bool = True  # the named cases each scenario of the campaign brings
+    deploys: bool = True  # a deploy campaign around each scenario's runs in flight
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
     explore: str = EXPLORE  # `--explore RUNS|SECONDS`: generated schedules after the plan
@@ -74,6 +75,8 @@ class CampaignConfig:
             interleave=self.interleave and (self.tier == "real") != self.pairs_in_process,
             network=self.network,
             named=self.named,
+            # a deploy is judged by the versions the engine keeps: none, nothing to judge
+            deploys=self.deploys and "versions" not in self.engine.lacks,
             real_pairs=not self.pairs_in_process,
         )
 

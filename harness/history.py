@@ -14,7 +14,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord
-from killpoint.harness.contract.records import ApprovalRecord, BudgetLimits, EffectRecord
+from killpoint.harness.contract.records import (
+    ApprovalRecord,
+    BudgetLimits,
+    EffectRecord,
+    Versions,
+)
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.schedule import FaultSchedule
 
@@ -41,6 +46,7 @@ class WorkerRecord(_Model):
     owner: str
     plan_version: str
     prompt_version: str
+    versions: Versions | None = None  # all of what it ran (the harness's deploy routing)
     end: Literal["stopped", "killed", "sigkill", "error", "hung"]
     status: str | None = None
     state: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from killpoint.harness.contract.records import is_terminal
+from killpoint.harness.deploy_outcome import deploy_outcome, strategic
 from killpoint.harness.ground_truth import is_mutation
 from killpoint.harness.history import History
 from killpoint.harness.results import RunMeasures, Verdict
@@ -47,6 +48,8 @@ def measure(history: History, verdicts: list[Verdict]) -> RunMeasures:
         migration_failures=int(
             history.final_status == "quarantined" and "schema" in history.final_reason
         ),
+        deploy_strategy=deploy.strategy if (deploy := strategic(history)) else None,
+        deploy_outcome=deploy_outcome(history),
     )
 
 

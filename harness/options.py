@@ -250,6 +250,10 @@ class CampaignOptions(_Declared):
         "Also inject network faults.", boolean, *SHARED))
     named: bool = field(default=True, metadata=option(
         "Also run the named cases the scenarios bring.", boolean, *CAMPAIGN))
+    deploys: bool = field(default=True, metadata=option(
+        "Also deploy a new version around paused runs, for each strategy (drain, migrate, "
+        "coexist), with deaths at the deploy's decision (engines that keep versions).",
+        boolean, *CAMPAIGN))
     seed: int = field(default=0, metadata=option(
         "Seed of the paired-crash sample and of the exploration.", whole(), *SHARED,
         metavar="N"))
@@ -294,6 +298,7 @@ class CampaignOptions(_Declared):
             interleave=self.interleave,
             network=self.network,
             named=self.named,
+            deploys=self.deploys,
             seed=self.seed,
             explore=self.explore,
             shard=self.shard,

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from killpoint.fake_services.faults import FaultPlan, FaultRule
+from killpoint.harness.deploy_plan import deploy_runs
 from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import History, HitRecord
 from killpoint.harness.recording import (
@@ -79,6 +80,7 @@ class PlanOptions:
     interleave: bool = True  # in the in-process tier only…
     network: bool = True
     named: bool = True
+    deploys: bool = False  # a deploy campaign's runs too (`harness.deploy_plan`)
     real_pairs: bool = False  # …but for an engine of one worker per process, in the real tier
 
 
@@ -261,6 +263,9 @@ class Plan:
             yield from self._split(network(scenario, recording))
         if options.named:
             yield from self._split(named(scenario, options))
+        if options.deploys:
+            runs = deploy_runs(scenario, recording)
+            yield from self._split(PlannedRun(scenario, "deploy", s) for s in runs)
 
     def expected_runs(self, extra: int = 0) -> int:
         """How many runs `campaign()` makes (this shard's share, with `extra` runs after the
@@ -290,6 +295,8 @@ class Plan:
                 total += len(mine(sum(1 for _ in network(scenario, recording))))
             if options.named:
                 total += len(mine(len(scenario.cases)))
+            if options.deploys:
+                total += len(mine(sum(1 for _ in deploy_runs(scenario, recording))))
         return total + len(mine(extra))
 
     def extra_runs(self, runs: Iterable[PlannedRun]) -> Iterator[PlannedRun]:

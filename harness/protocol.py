@@ -27,7 +27,13 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from killpoint.harness.contract.boundaries import BoundaryHook
 from killpoint.harness.contract.clock import Clock
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome, Versions
+from killpoint.harness.contract.records import (
+    ApprovalRecord,
+    DeployNotice,
+    EffectRecord,
+    Outcome,
+    Versions,
+)
 
 if TYPE_CHECKING:
     from killpoint.harness.scenario import Scenario
@@ -87,6 +93,7 @@ class WorkerEnv:
     clock: Clock
     versions: Versions  # what this worker runs (a deploy between workers changes them)
     lease_ttl: float
+    deploy: DeployNotice | None = None  # a deploy in progress, as the worker is told of it
 
     @property
     def store_url(self) -> str:
@@ -146,6 +153,7 @@ class CheckpointRecord(BaseModel):
     created_at: float
     size: int | None = None
     trusted: bool = True
+    versions: Versions | None = None  # the executable contract it was written under
 
 
 class HistoryReader(Protocol):

@@ -212,6 +212,7 @@ class RealRun(Run):
             owner=f"worker-{worker}",
             plan_version=versions.plan,
             prompt_version=versions.prompt,
+            versions=versions,
             end=end,
             status=result.get("status"),
             state=result.get("state"),

@@ -71,9 +71,14 @@ class RunMeasures(_Model):
     within_budget: bool = True
     unresolved_effect_age_s: Seconds | None = None
     migration_failures: Count = 0
+    # a deploy campaign's run: its strategy and how the run came through (`deploy_outcome`)
+    deploy_strategy: str | None = None
+    deploy_outcome: str | None = None
 
 
-RunKind = Literal["clean", "single", "double", "pair", "network", "named", "generated", "replay"]
+RunKind = Literal[
+    "clean", "single", "double", "pair", "network", "named", "deploy", "generated", "replay"
+]
 
 
 class RunResult(_Model):

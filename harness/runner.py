@@ -21,6 +21,7 @@ import httpx
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import RunStatus, Versions, is_terminal
 from killpoint.harness.db_loss import await_database, database_fault, reconnecting
+from killpoint.harness.deploy_routing import notice_for, versions_for
 from killpoint.harness.ground_truth import expected_records
 from killpoint.harness.history import (
     FailureRecord,
@@ -97,14 +98,9 @@ class Run:
             )
 
     def versions_for(self, worker: int) -> Versions:
-        """The versions worker number `worker` runs: the base ones, or a later deploy's."""
-        versions = self.world.versions.model_copy(
-            update={"plan": self.scenario.workflow.plan_version}
-        )
-        for deploy in self.schedule.deploys:
-            if worker >= deploy.from_worker:
-                versions = deploy.versions
-        return versions
+        """What worker number `worker` runs (`harness.deploy_routing`)."""
+        base = self.world.versions.model_copy(update={"plan": self.scenario.workflow.plan_version})
+        return versions_for(base, self.schedule, worker)
 
     def record_grant(self, grant: GrantRecord) -> None:
         self.grants.append(grant)
@@ -149,6 +145,7 @@ class Run:
             clock=world.clock,
             versions=versions,
             lease_ttl=world.lease_ttl,
+            deploy=notice_for(schedule, worker),
         )
         try:
             engine = self.engine.factory(env, self.scenario)
@@ -242,6 +239,7 @@ class Run:
             owner=f"worker-{worker}",
             plan_version=versions.plan,
             prompt_version=versions.prompt,
+            versions=versions,
             end=end,
             status=status,
             state=state,

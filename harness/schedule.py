@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from killpoint.fake_services.faults import MAX_OCCURRENCE, FaultPlan
 from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import Versions
+from killpoint.harness.contract.records import DeployStrategy, Versions
 from killpoint.harness.loading import Version1, load_json
 from killpoint.harness.tampering import tamper_kind
 
@@ -78,6 +78,9 @@ class Deploy(_Frozen):
 
     from_worker: int = Field(ge=1, lt=MAX_WORKERS)
     versions: Versions
+    # a deploy campaign's: what in-flight runs get (`harness.deploys` routes the workers);
+    # None: a plain change of versions, left to the engine's compatibility policy
+    strategy: DeployStrategy | None = None
 
 
 class Interleave(_Frozen):
@@ -137,7 +140,9 @@ class FaultSchedule(_Frozen):
         parts = [c.label() for c in self.crashes]
         parts += [f"{r.service}.{r.operation}:{r.mode}" for r in self.network.rules]
         parts += [f"tamper:{t.kind}@w{t.after_worker}" for t in self.tamper]
-        parts += [f"deploy@w{d.from_worker}" for d in self.deploys]
+        parts += [
+            f"deploy{':' + d.strategy if d.strategy else ''}@w{d.from_worker}" for d in self.deploys
+        ]
         parts += [f"jump {j.seconds:g}s@{j.at.label()}" for j in self.clock_jumps]
         if self.redeliver_start:
             parts.append("redelivered start")

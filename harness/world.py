@@ -26,12 +26,10 @@ from killpoint.fake_services import FaultPlan, InProcessServices, Journal, Servi
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.databases import drop_schemas, label, pins_schema, world_database
 from killpoint.harness.db_loss import StoreFile
+from killpoint.harness.deploy_routing import BASE_VERSIONS as BASE_VERSIONS
 from killpoint.harness.protocol import EngineSpec, StoreHandle
 
 EPOCH = 1_800_000_000.0
-BASE_VERSIONS = Versions(
-    plan="plan@1", prompt="prompt@1", model_contract="contract@1", tool_schema="tools@1"
-)
 TENANT = "tenant-a"
 
 

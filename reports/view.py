@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from killpoint.harness.results import (
     Verdict,
 )
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
+from killpoint.reports.deploys import DeployRow, deploy_rows
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.objectives_view import ObjectivesView, objective_views
@@ -108,6 +109,7 @@ class Page:
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
     where: Where | None  # the report file's folder, when it is written to one
     objectives: list[ObjectivesView]  # per scenario: declared RPO/RTO, and the runs missing them
+    deploys: list[DeployRow] = field(default_factory=list)  # per strategy (`reports.deploys`)
 
 
 def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool = False) -> Tile:
@@ -381,4 +383,5 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
         objectives=objective_views(
             result, metrics.objectives, lambda run: replay_command(run, where)
         ),
+        deploys=deploy_rows(result),
     )

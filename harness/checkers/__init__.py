@@ -18,7 +18,8 @@ So `single_effect`, `intended_delete`, `progress`, `single_compensation` and `en
 whose evidence is the harness's own record (the journals, the workers, the outcome each worker
 returned), always judge; `atomic_write` judges from the journal too, unknown only for an
 append at a name the scenario does not declare;
-`monotonic_sequence` and `fencing` need the engine's checkpoints; `budget_preserved`,
+`monotonic_sequence`, `fencing` and `deploy_policy` (but for a run without a deploy) need the
+engine's checkpoints; `budget_preserved`,
 `authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`
 and `handoff_terms` judge their journal halves anywhere and answer unknown for the half they
 cannot see.
@@ -34,6 +35,7 @@ from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.compensation import check_compensation
 from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.checkers.deploy import check_deploy
 from killpoint.harness.checkers.failure import check_engine_failure
 from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.handoff import check_handoff
@@ -65,6 +67,7 @@ CHECKERS: dict[str, Checker] = {
     "fencing": check_fencing,
     "single_compensation": check_compensation,
     "handoff_terms": check_handoff,
+    "deploy_policy": check_deploy,
 }
 
 

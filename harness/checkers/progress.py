@@ -45,6 +45,9 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
     # a clock jump inside a worker and a pair of racing workers are faults too
     for jump in history.schedule.clock_jumps:
         last_fault = max(last_fault, jump.at.worker)
+    for deploy in history.schedule.deploys:  # a deploy campaign's stray first delivery too
+        if deploy.strategy is not None:
+            last_fault = max(last_fault, deploy.from_worker)
     pair = history.schedule.interleave
     if pair is not None:
         last_fault = max(last_fault, pair.after_worker + 2)

@@ -59,7 +59,7 @@ def _broken_link(workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord) -
     if b.created_at < a.created_at:
         return f"#{b.sequence} is older than #{a.sequence}: history was rewritten"
     # an untrusted checkpoint shows only its row, not the lineage decision it claims
-    descends = b.decision in ("branch", "restart") and b.parent_run_id == a.run_id
+    descends = b.decision in ("branch", "restart", "migrate") and b.parent_run_id == a.run_id
     if b.trusted and b.run_id != a.run_id and not descends:
         return (
             f"fork: #{b.sequence} belongs to run {b.run_id}, which does not descend from {a.run_id}"

@@ -100,6 +100,9 @@ def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> 
         f"{len(result.runs)} runs in {result.duration_s:.1f}s, "
         f"{len(violating)} violating; " + ", ".join(_figures(result)),
     )
+    deployed = _deploys(result)
+    if deployed:
+        line(console, deployed)
     for written_line in written:
         line(console, written_line)
 
@@ -145,6 +148,12 @@ def _objectives(summary: ObjectivesSummary) -> str:
     from killpoint.reports.objectives_view import console_figure
 
     return console_figure(summary)
+
+
+def _deploys(result: CampaignResult) -> str | None:
+    from killpoint.reports.deploys import deploy_rows, deploy_summary
+
+    return deploy_summary(deploy_rows(result))
 
 
 def _pct(value: float | None) -> str:

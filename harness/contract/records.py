@@ -68,6 +68,21 @@ class Versions(Frozen):
     tool_schema: str
 
 
+# Seed 000's ways to deploy around in-flight runs: drain (old runs finish on old workers before
+# the new version starts), migrate (paused runs' checkpoints move to the new version and resume
+# on new workers), coexist (old runs keep old-version workers; new runs take the new version).
+DeployStrategy = Literal["drain", "migrate", "coexist"]
+DEPLOY_STRATEGIES: tuple[DeployStrategy, ...] = ("drain", "migrate", "coexist")
+
+
+class DeployNotice(Frozen):
+    """A deploy in progress, as each worker of either version is told of it: the versions it
+    deploys and what happens to the runs it finds in flight."""
+
+    strategy: DeployStrategy
+    versions: Versions
+
+
 class BudgetLimits(Frozen):
     """A scenario's limits, set once at start: what a run may spend across every restart."""
 

@@ -2,10 +2,10 @@
 
 Resume follows seed 000, step 7, in order: load the latest checkpoint; check its integrity,
 tenant and schema (migrating or quarantining); acquire the lease; apply the compatibility
-policy; reconcile unresolved effects; re-validate approvals; check budgets; then run the next
-legal transition, and again, committing a checkpoint at every boundary. Nothing here catches
-`BaseException`, and nothing is committed on the way out of a failure: a worker that dies
-leaves exactly what it had committed.
+policy and any deploy in progress; reconcile unresolved effects; re-validate approvals; check
+budgets; then run the next legal transition, and again, committing a checkpoint at every
+boundary. Nothing here catches `BaseException`, and nothing is committed on the way out of a
+failure: a worker that dies leaves exactly what it had committed.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from killpoint.harness.contract.errors import ArtifactError, DefinitionError
 from killpoint.harness.contract.records import BudgetLimits, Outcome, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, Transition, Workflow
 from killpoint.harness.engine.budget import at_time, exhausted_at, initial_budget
+from killpoint.harness.engine.deploy import Refused, admit
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
 from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
 from killpoint.harness.engine.fold import Change, deadline, fold, next_actions
@@ -186,7 +187,11 @@ class Engine:
             outputs=outputs,
         )
         cp = self.budget_at_resume(session, cp)
-        cp = self._apply_compatibility(session, wf, cp, key)
+        admitted = self.admit(session, wf, cp, key)
+        if isinstance(admitted, Refused):  # another version's run: left as it is
+            self.store.release_lease(lease, self.clock.now())
+            return Outcome(workflow_id, cp.status, cp.state, cp.sequence, admitted.reason)
+        cp = admitted
         if cp.status is RunStatus.RUNNING or cp.status is RunStatus.WAITING_APPROVAL:
             cp = self._drive(session, wf, cp, key)
         if cp.status.terminal or cp.status is RunStatus.WAITING_APPROVAL:
@@ -319,44 +324,14 @@ class Engine:
             for a in self.store.approvals(cp.workflow_id)
         )
 
-    # -- compatibility and commits ---------------------------------------------------------
+    # -- admission and commits -------------------------------------------------------------
 
-    def _apply_compatibility(
+    def admit(
         self, session: Session, wf: Workflow, cp: Checkpoint, key: bytes
-    ) -> Checkpoint:
-        decision, why = self.settings.compatibility.decide(cp.versions, self.versions)
-        if decision == "continue":
-            return cp
-        if decision == "quarantine":
-            return self.commit(
-                session,
-                wf,
-                cp,
-                Change(cp.state, RunStatus.QUARANTINED, f"incompatible versions: {why}"),
-                None,
-                key,
-            )
-        lineage = Lineage(
-            run_id=f"{cp.workflow_id}:r{cp.sequence + 1}",
-            parent_run_id=cp.lineage.run_id,
-            decision=decision,
-        )
-        state = cp.state if decision == "branch" else wf.initial
-        return self.commit(
-            session,
-            wf,
-            cp,
-            Change(
-                state,
-                cp.status,
-                f"{decision}: {why}",
-                lineage=lineage,
-                versions=self.versions,
-                reset=decision == "restart",
-            ),
-            None,
-            key,
-        )
+    ) -> Checkpoint | Refused:
+        """Whether this worker may run the checkpoint, by the compatibility policy and any
+        deploy in progress (`engine.deploy`): the decision committed, or its refusal."""
+        return admit(self, session, wf, cp, key)
 
     def commit(
         self,

@@ -36,7 +36,10 @@ class Lineage(Frozen):
 
     run_id: str
     parent_run_id: str | None = None
-    decision: Literal["start", "continue", "branch", "restart"] = "start"
+    # a deploy's decision too (`DeployStrategy`): which strategy took the run over the deploy
+    decision: Literal["start", "continue", "branch", "restart", "drain", "migrate", "coexist"] = (
+        "start"
+    )
 
 
 class EffectRef(Frozen):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from killpoint.harness.contract.records import DeployNotice
 from killpoint.harness.engine.compat import CompatibilityPolicy
 from killpoint.harness.engine.integrity import SecretRef
 
@@ -25,3 +26,5 @@ class Settings:
     secret: SecretRef = field(default_factory=SecretRef)
     compatibility: CompatibilityPolicy = field(default_factory=CompatibilityPolicy)
     policy_version: str = "policy@1"  # recorded with every approval request
+    # a deploy in progress: what this worker does with a run of the other version (`deploy`)
+    deploy: DeployNotice | None = None

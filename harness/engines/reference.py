@@ -82,7 +82,9 @@ class ReferenceEngine:
             artifacts=artifacts_of(env.store),
             clock=env.clock,
             versions=env.versions,
-            settings=Settings(tenant=env.tenant, owner=env.owner, lease_ttl=env.lease_ttl),
+            settings=Settings(
+                tenant=env.tenant, owner=env.owner, lease_ttl=env.lease_ttl, deploy=env.deploy
+            ),
             hook=env.hook,
             steps=self.steps_class,
         )
@@ -139,6 +141,7 @@ class StoreReader:
                     reason=cp.status_reason,
                     parent_run_id=cp.lineage.parent_run_id,
                     decision=cp.lineage.decision,
+                    versions=cp.versions,
                     budget={k: float(v) for k, v in cp.budget.model_dump().items()},
                     approvals=[a.model_dump(mode="json") for a in cp.approvals],
                     outputs={**cp.outputs, **outputs.at(cp.outputs_ref.since, cp.sequence)},

@@ -15,7 +15,8 @@ checkpoint of another tenant, workflow or sequence; one legacy security field mi
 artifact damaged without changing its size, or swapped for another of the run's); the one in
 `failure.py` raises an exception of its own; those in `services.py` only realistic services
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
-effects wrong (a write in pieces at its final name, a delete by name alone).
+effects wrong (a write in pieces at its final name, a delete by name alone); the one in
+`deploy.py` resumes runs of another version on its own code.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
+    deploy,
     explore,
     failure,
     files,
@@ -121,6 +123,11 @@ MUTANTS: dict[str, EngineSpec] = {
             "old_schema_defaulted",
             "000: ignoring version drift — an old schema defaulted silently",
             engine=resume.OldSchemaDefaulted,
+        ),
+        _mutant(
+            "resumes_across_versions",
+            "000: ignoring version drift — old runs resumed on new code, unmigrated, unchecked",
+            engine=deploy.ResumesAcrossVersions,
         ),
         _mutant(
             "completion_without_verification",

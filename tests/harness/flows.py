@@ -14,7 +14,7 @@ from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.clock import Clock, FakeClock
 from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.records import EffectIntent, RunStatus, Versions
+from killpoint.harness.contract.records import DeployNotice, EffectIntent, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.engine.compat import CompatibilityPolicy
 from killpoint.harness.engine.dispatcher import Engine
@@ -255,6 +255,7 @@ def make_engine(
     compatibility: CompatibilityPolicy | None = None,
     owner: str | None = None,
     lease_ttl: float = 30.0,
+    deploy: DeployNotice | None = None,
 ) -> Engine:
     """A fresh worker: a new Engine, as a restarted process would build it."""
     flows = [f() for f in ALL_FLOWS]
@@ -273,6 +274,7 @@ def make_engine(
             owner=owner,
             lease_ttl=lease_ttl,
             compatibility=compatibility or CompatibilityPolicy(),
+            deploy=deploy,
         ),
         hook=hook or no_hook,
     )

@@ -48,7 +48,9 @@ def test_reference_engine_survives_every_single_and_paired_crash_in_process(
     )
     _assert_every_boundary_crashed_without_violation(result)
     kinds = {r.kind for r in result.runs}
-    assert kinds == {"clean", "single", "double", "pair", "network", "named", "generated"}
+    assert kinds == {
+        "clean", "single", "double", "pair", "network", "named", "deploy", "generated"
+    }  # fmt: skip
 
 
 @pytest.mark.realtier
@@ -63,6 +65,7 @@ def test_reference_engine_survives_every_sigkill_in_the_real_tier(
         double=False,
         network=False,
         named=False,
+        deploys=False,
         explore="3",  # a few generated schedules in the real tier too; the plan is the point
     )
     _assert_every_boundary_crashed_without_violation(result)

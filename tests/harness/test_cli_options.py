@@ -51,6 +51,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "interleave": lambda c, n: c.interleave,
     "network": lambda c, n: c.network,
     "named": lambda c, n: c.named,
+    "deploys": lambda c, n: c.deploys,
     "seed": lambda c, n: c.seed,
     "explore": lambda c, n: c.explore,
     "shard": lambda c, n: c.shard,

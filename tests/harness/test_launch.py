@@ -29,6 +29,7 @@ def test_a_campaign_runs_the_scenarios_named_with_the_options_given(
         double=False,
         network=False,
         named=False,
+        deploys=False,
         interleave=False,
         explore="0",
         workdir=tmp_path,

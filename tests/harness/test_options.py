@@ -119,6 +119,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "interleave": changed.interleave,
         "network": changed.network,
         "named": changed.named,
+        "deploys": changed.deploys,
         "seed": changed.seed,
         "explore": changed.explore,
         "shard": changed.shard,

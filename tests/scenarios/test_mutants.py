@@ -33,6 +33,8 @@ PINS: dict[str, tuple[str, str, int]] = {
     "approvals_not_revalidated": ("approval_refund", "authority", 3),
     "checkpoint_trusted_unchecked": ("order_saga", "authority", 6),
     "old_schema_defaulted": ("order_saga", "authority", 6),
+    # on the named case of a prompt deployed between workers
+    "resumes_across_versions": ("research_publish", "deploy_policy", 10),
     "completion_without_verification": ("research_publish", "verified_completion", 1),
     "redelivery_treated_as_fresh_work": ("order_saga", "monotonic_sequence", 8),
     "global_completed_flag": ("batch", "single_effect", 10),
@@ -197,6 +199,7 @@ CHECKER_MUTANT = {
     "engine_failure": "artifact_parsed_before_hash_check",
     "atomic_write": "non_atomic_file_write",
     "intended_delete": "unchecked_delete",
+    "deploy_policy": "resumes_across_versions",
 }
 
 
