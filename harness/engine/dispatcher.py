@@ -22,22 +22,14 @@ from killpoint.harness.contract.artifacts import ArtifactStore
 from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.clock import Clock
 from killpoint.harness.contract.errors import ArtifactError, DefinitionError
-from killpoint.harness.contract.records import (
-    BudgetLimits,
-    Outcome,
-    RunStatus,
-    Versions,
-)
+from killpoint.harness.contract.records import BudgetLimits, Outcome, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, Transition, Workflow
 from killpoint.harness.engine.budget import at_time, exhausted_at, initial_budget
+from killpoint.harness.engine.deadletter import count_delivery, dead_letter_reason
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
 from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
 from killpoint.harness.engine.fold import Change, deadline, fold, next_actions
-from killpoint.harness.engine.integrity import (
-    input_hash,
-    output_link,
-    sha256_hex,
-)
+from killpoint.harness.engine.integrity import input_hash, output_link, sha256_hex
 from killpoint.harness.engine.ledger import Rejected, Session, Stop, intent_of
 from killpoint.harness.engine.model import (
     Checkpoint,
@@ -117,24 +109,7 @@ class Engine:
             created_at=now,
             secret_refs=(self.settings.secret.env,),
         )
-        record = WorkflowRecord(
-            workflow_id=workflow_id,
-            workflow_name=wf.name,
-            tenant=self.settings.tenant,
-            status=RunStatus.RUNNING,
-            status_reason="",
-            state=wf.initial,
-            sequence=1,
-            fencing_token=0,
-            lease_owner=None,
-            lease_expires_at=None,
-            attempts_left=budget.attempts_left,
-            steps_left=budget.steps_left,
-            cost_left=budget.cost_left,
-            deadline=deadline,
-            created_at=now,
-            updated_at=now,
-        )
+        record = WorkflowRecord.first(first, deadline)
         return self.store.create_workflow(
             record, seal_checkpoint(first, self.settings.secret.resolve())
         )
@@ -194,7 +169,7 @@ class Engine:
             attempts_left=self.store.workflow(workflow_id).attempts_left,
             outputs=outputs,
         )
-        cp = self.budget_at_resume(session, cp)
+        cp = self.count_delivery(session, wf, self.budget_at_resume(session, cp), key)
         cp = self._apply_compatibility(session, wf, cp, key)
         if cp.status is RunStatus.RUNNING or cp.status is RunStatus.WAITING_APPROVAL:
             cp = self._drive(session, wf, cp, key)
@@ -261,6 +236,21 @@ class Engine:
     def budget_at_resume(self, session: Session, cp: Checkpoint) -> Checkpoint:
         """The durable budget is the store's; the checkpoint's copy is what was left then."""
         return cp
+
+    def count_delivery(
+        self, session: Session, wf: Workflow, cp: Checkpoint, key: bytes
+    ) -> Checkpoint:
+        """A run found mid-flight once too often is dead-lettered, not driven (`deadletter`)."""
+        limit = self.settings.max_deliveries
+        if limit is None or cp.status is not RunStatus.RUNNING:
+            return cp
+        count = count_delivery(self.store, session.lease, self.clock.now())
+        if count <= limit:
+            return cp
+        why = dead_letter_reason(count, limit, cp.state, cp.status_reason)
+        return self.commit(
+            session, wf, cp, Change(cp.state, RunStatus.DEAD_LETTERED, why), None, key
+        )
 
     def reconcile(self, session: Session, cp: Checkpoint) -> None:
         for record in self.store.effects(cp.workflow_id):

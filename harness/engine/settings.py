@@ -25,3 +25,6 @@ class Settings:
     secret: SecretRef = field(default_factory=SecretRef)
     compatibility: CompatibilityPolicy = field(default_factory=CompatibilityPolicy)
     policy_version: str = "policy@1"  # recorded with every approval request
+    # the queue's max attempts: how many deliveries may find a run mid-flight before it is
+    # dead-lettered for a person (`deadletter`); None never dead-letters
+    max_deliveries: int | None = 20

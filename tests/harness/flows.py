@@ -255,6 +255,7 @@ def make_engine(
     compatibility: CompatibilityPolicy | None = None,
     owner: str | None = None,
     lease_ttl: float = 30.0,
+    max_deliveries: int | None = 20,
 ) -> Engine:
     """A fresh worker: a new Engine, as a restarted process would build it."""
     flows = [f() for f in ALL_FLOWS]
@@ -273,6 +274,7 @@ def make_engine(
             owner=owner,
             lease_ttl=lease_ttl,
             compatibility=compatibility or CompatibilityPolicy(),
+            max_deliveries=max_deliveries,
         ),
         hook=hook or no_hook,
     )
