@@ -11,8 +11,8 @@ checkpoint row's own columns and the ledger and approval rows are the store's un
 the view keeps them apart from the sealed facts (`CheckpointView.row` against `.sealed`) and
 names each place they contradict the seal, or a checkpoint is missing, as an `Anomaly` (the
 model: `operator_model`). It lists the operator controls allowed now, and why each other one is
-refused, by the rules the controls refuse by (`control_rules`). The view is built for one tenant: another tenant's workflow is
-refused before anything of it is read.
+refused, by the rules the controls refuse by (`control_rules`). The view is built for one
+tenant: another tenant's workflow is refused before anything of it is read.
 """
 
 from __future__ import annotations

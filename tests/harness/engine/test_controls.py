@@ -4,6 +4,7 @@ the `store` fixture is parametrized)."""
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def died_at(
     clock.advance(LAPSE)
 
 
-def controls(new_worker: NewWorker, actor: str = "bob", **kwargs: object) -> Controls:
+def controls(new_worker: NewWorker, actor: str = "bob", **kwargs: Any) -> Controls:
     return Controls(new_worker(**kwargs), actor)
 
 
@@ -105,7 +106,7 @@ def test_retry_of_an_irreversible_effect_in_doubt_is_refused(
     assert new_worker().run("notify", "wf-1", {"to": "o@x.test"}).status is RunStatus.NEEDS_REVIEW
     ops = controls(new_worker)
 
-    with pytest.raises(ControlRefused, match="irreversible.*could apply it twice"):
+    with pytest.raises(ControlRefused, match=r"irreversible.*could apply it twice"):
         ops.retry("wf-1", "try again")
 
     assert len(services.journal.applied_effects("mailer")) == 1
