@@ -49,7 +49,7 @@ def test_a_worker_racing_a_control_loses_cleanly_with_a_stale_fence(
     meanwhile. The worker then refuses to send and writes nothing: only the control wrote."""
     terminated: list[RunStatus] = []
 
-    def pause_then_operator(boundary: str, step: str | None) -> None:
+    def pause_then_operator(boundary: str, step: str | None = None) -> None:
         if boundary == b.STARTED_COMMITTED and step == "create_post" and not terminated:
             clock.advance(31.0)
             terminated.append(Controls(new_worker(), "bob").terminate("wf-1", "paused").status)
@@ -78,7 +78,7 @@ def test_a_control_holding_the_lease_refuses_a_worker_then_hands_the_run_back(
     clock.advance(31.0)
     refused: list[str] = []
 
-    def worker_meanwhile(boundary: str, step: str | None) -> None:
+    def worker_meanwhile(boundary: str, step: str | None = None) -> None:
         if boundary == b.RECONCILE_LOOKED_UP:
             with pytest.raises(LeaseHeldError) as caught:
                 new_worker().resume("wf-1")
