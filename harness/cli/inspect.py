@@ -23,6 +23,7 @@ from killpoint.harness.cli._shared import (
     TenantOption,
     checkpoint_key,
     known_services,
+    known_workflows,
     open_store,
     operator_tenant,
 )
@@ -58,6 +59,7 @@ def inspect(
             now=time.time() if at is None else at,
             tenant=tenant,
             services=known_services(),
+            workflows=known_workflows(),
         )
     finally:
         store.close()
