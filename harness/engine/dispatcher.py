@@ -27,7 +27,7 @@ from killpoint.harness.contract.workflow import Step, Transition, Workflow
 from killpoint.harness.engine.budget import at_time, exhausted_at, initial_budget
 from killpoint.harness.engine.deadletter import count_delivery, dead_letter_reason
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
-from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
+from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError
 from killpoint.harness.engine.fold import Change, deadline, fold, next_actions
 from killpoint.harness.engine.integrity import input_hash, output_link, sha256_hex
 from killpoint.harness.engine.ledger import Rejected, Session, Stop, intent_of
@@ -149,8 +149,8 @@ class Engine:
             outputs = self.load_outputs(cp)
             self.check_ledger(cp)
         except IntegrityError as exc:
-            if not isinstance(exc, WrongTenantError):  # another tenant's row is not ours to flag
-                self.store.quarantine(workflow_id, str(exc), self.clock.now())
+            # the row is ours (checked above): a foreign checkpoint in it is flagged for a person
+            self.store.quarantine(workflow_id, str(exc), self.clock.now())
             return Outcome(
                 workflow_id, RunStatus.QUARANTINED, stored.state, stored.sequence, str(exc)
             )

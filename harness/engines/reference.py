@@ -27,6 +27,7 @@ from killpoint.harness.engine.errors import IntegrityError
 from killpoint.harness.engine.fence import Fence
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
 from killpoint.harness.engine.migrations import upgrade
+from killpoint.harness.engine.operator_queue import clear_all_but_queued
 from killpoint.harness.engine.rows import StepOutput
 from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.steps import Steps
@@ -205,8 +206,9 @@ def prepare(handle: StoreHandle) -> None:
 
 
 def reset(handle: StoreHandle) -> None:
-    """Before each run: the store's rows and the artifact files, gone."""
-    open_store(handle).clear()
+    """Before each run: the store's rows and the artifact files, gone; only the runs that ended
+    waiting for a person stay, so the campaign's store holds its operator queue at the end."""
+    clear_all_but_queued(open_store(handle))
     shutil.rmtree(handle.workdir / "artifacts", ignore_errors=True)
 
 

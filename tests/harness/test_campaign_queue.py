@@ -1,0 +1,48 @@
+"""`killpoint queue` on a campaign's own store lists exactly the runs the campaign counted as
+needing review or quarantined: the store keeps the runs that wait for a person."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.catalogue import installed
+from killpoint.harness.cli import app
+from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.world import TENANT
+from tests.conftest import TEST_KEY
+
+WAITING = ("needs_review", "quarantined")
+
+
+def test_the_queue_of_a_campaign_s_store_is_what_the_campaign_counted(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    config = CampaignConfig(
+        engine=REFERENCE,
+        scenarios=[installed().scenario("email"), installed().scenario("order_saga")],
+        workdir=tmp_path,
+        double=False,
+        interleave=False,
+        explore="0",
+    )
+    with Campaign(config) as campaign:
+        result = campaign.run()
+        url = campaign.world.store.url
+    counted = {f"{r.scenario}:{r.run_id}": r.final_status for r in result.runs}
+    assert len(counted) == len(result.runs)  # one workflow per run: kept runs never meet
+    expected = {wf: status for wf, status in counted.items() if status in WAITING}
+    assert set(expected.values()) == set(WAITING)
+
+    shown = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}).invoke(
+        app,
+        ["queue", "--db", url, "--tenant", TENANT, "--json"]
+        + [flag for reason in WAITING for flag in ("--reason", reason)],
+    )
+
+    assert shown.exit_code == 0, shown.stderr
+    listed = {e["workflow_id"]: e["reason"] for e in json.loads(shown.stdout)}
+    assert listed == expected
