@@ -98,7 +98,7 @@ class Controls:
     def reconcile(self, workflow_id: str, reason: str) -> Outcome:
         """Ask the service now, by key, about every effect in doubt; hand the run back to the
         workers once none is left in doubt."""
-        return self._control("reconcile", workflow_id, reason, self._reconcile)
+        return self._control("reconcile", workflow_id, reason, self.reconciled)
 
     def retry(self, workflow_id: str, reason: str) -> Outcome:
         """Send every effect in doubt again with its same key (only where the service dedups)."""
@@ -134,12 +134,12 @@ class Controls:
     def _control(self, control: str, workflow_id: str, reason: str, act: Act) -> Outcome:
         if not reason.strip():
             raise KillpointError(f"{control} needs a reason (--reason): why you act")
-        self._check(control, workflow_id, self.facts(workflow_id)[0])
+        self.check(control, workflow_id, self.facts(workflow_id)[0])
         e = self.engine
         lease = e.store.acquire_lease(workflow_id, self.owner, e.settings.lease_ttl, e.clock.now())
         try:
             facts, cp = self.facts(workflow_id, mine=self.owner)
-            self._check(control, workflow_id, facts)
+            self.check(control, workflow_id, facts)
             assert cp is not None  # a run whose checkpoint cannot be trusted was refused
             session = Session(
                 e.store,
@@ -155,7 +155,9 @@ class Controls:
             _release(e, workflow_id, self.owner)
         return Outcome(workflow_id, new.status, new.state, new.sequence, new.status_reason)
 
-    def _check(self, control: str, workflow_id: str, facts: Facts) -> None:
+    def check(self, control: str, workflow_id: str, facts: Facts) -> None:
+        """Refuse what the rule forbids; a public seam, as `reconciled` is, for a broken
+        engine's operator tools (a mutant) to override."""
         why = refusal(control, facts)
         if why is not None:
             kind = LeaseHeldError if facts.lease_owner is not None else ControlRefused
@@ -191,7 +193,8 @@ class Controls:
 
     # -- what each control does under its lease ---------------------------------------------
 
-    def _reconcile(self, held: Held) -> Change:
+    def reconciled(self, held: Held) -> Change:
+        """Reconcile's work under its lease: ask by key; the change it commits."""
         session, steps = held.session, self.engine.steps
         try:
             for record in held.facts.in_doubt:

@@ -21,6 +21,7 @@ from pydantic import JsonValue
 
 from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
+from killpoint.harness.engine.controls import Controls
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
@@ -61,10 +62,12 @@ class ReferenceEngine:
     """A worker of the reference engine for one scenario, on the world's shared store.
 
     A mutant swaps one part: `engine_class` (a resume seam overridden), `steps_class` (one
-    kind of step, or the ledger's executor), or the store's `fence` or checkpoint `log`."""
+    kind of step, or the ledger's executor), the store's `fence` or checkpoint `log`, or the
+    operator's `controls_class`."""
 
     engine_class: type[Engine] = Engine
     steps_class: type[Steps] = Steps
+    controls_class: type[Controls] = Controls
     fence: Fence | None = None
     log: CheckpointLog | None = None
 
@@ -96,6 +99,10 @@ class ReferenceEngine:
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
         self.engine.grant(workflow_id, gate, actor, ttl_s)
+
+    def control(self, workflow_id: str, name: str, actor: str, reason: str) -> Outcome:
+        """An operator's control (`harness.operator`), through this worker's engine."""
+        return self.controls_class(self.engine, actor).act(name, workflow_id, reason)
 
 
 class StoreReader:

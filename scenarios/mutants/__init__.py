@@ -15,7 +15,8 @@ checkpoint of another tenant, workflow or sequence; one legacy security field mi
 artifact damaged without changing its size, or swapped for another of the run's); the one in
 `failure.py` raises an exception of its own; those in `services.py` only realistic services
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
-effects wrong (a write in pieces at its final name, a delete by name alone).
+effects wrong (a write in pieces at its final name, a delete by name alone); the one in
+`controls.py` gives the operator a force-complete.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
+    controls,
     explore,
     failure,
     files,
@@ -69,6 +71,12 @@ def _mutant(
 MUTANTS: dict[str, EngineSpec] = {
     s.name: s
     for s in (
+        _mutant(
+            "force_complete_control",
+            "000: 'force complete' — an operator control marks a run complete while an effect "
+            "is in doubt",
+            workers=controls.ForceCompleteWorkers,
+        ),
         _mutant(
             "only_conversation_saved",
             "000: saving only the conversation — no effect ledger",
