@@ -7,7 +7,8 @@ outcome is in doubt (started, unknown, needs review) declared done what it could
 "force complete"). The read half judges any engine from the services' journal. The validator
 half reads the outputs the final trusted checkpoint carries: when a validated step had to run
 on the way to the final state and its output is not visible (no history reader, no trusted
-checkpoint, or one without that output), it is unknown, unless the read half already proved a violation.
+checkpoint, or one without that output), it is unknown, unless the read half already proved a
+violation.
 """
 
 from __future__ import annotations
