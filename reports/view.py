@@ -26,6 +26,7 @@ from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.places import Where
+from killpoint.reports.queue import QueueView, queue_view
 from killpoint.reports.timeline import Timeline, build_timeline
 
 MAX_DETAILED_VIOLATIONS = 25
@@ -106,6 +107,7 @@ class Page:
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
     where: Where | None  # the report file's folder, when it is written to one
+    queue: QueueView  # the runs that ended waiting for a person
 
 
 def _tile(tile_id: str, label: str, rate: Rate, good_when_all: bool, warn: bool = False) -> Tile:
@@ -376,4 +378,5 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
             ).most_common()
         ],
         expected=expected_outcomes(metrics),
+        queue=queue_view(result),
     )
