@@ -13,8 +13,10 @@ from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.records import EffectStatus, RunStatus
 from killpoint.harness.engine import Controls, audit_trail
 from killpoint.harness.engine.errors import LeaseHeldError, StaleFenceError
+from killpoint.harness.engine.operator_view import build_view
 from killpoint.harness.engine.store import Store
 from killpoint.harness.killswitch import Killed
+from tests.conftest import TEST_KEY
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import kill_at
 
@@ -29,6 +31,10 @@ def test_a_live_worker_s_lease_refuses_the_control_and_nothing_is_written(
             "publish", "wf-1", INPUT
         )
     before = store.workflow("wf-1")
+    view = build_view(store, "wf-1", key=TEST_KEY.encode(), now=clock.now(), tenant="default")
+    assert view.controls == () and all(
+        why.startswith("a live lease is held by") for why in view.refused_controls.values()
+    )
 
     with pytest.raises(LeaseHeldError, match="a live lease is held by"):
         Controls(new_worker(), "bob").terminate("wf-1", "stuck?")
