@@ -15,11 +15,12 @@ from killpoint.harness.contract.clock import FakeClock
 from killpoint.harness.contract.records import RunStatus
 from killpoint.harness.engine import ControlRefused, Controls, Engine, Settings, audit_trail
 from killpoint.harness.engine.deadletter import deliveries
+from killpoint.harness.engine.operator_queue import APPROVAL_AFTER_S, operator_queue
 from killpoint.harness.engine.store import Store
 from killpoint.harness.killswitch import Killed
 from killpoint.scenarios.adapters import adapters_for
 from killpoint.scenarios.order_saga import SCENARIO as ORDER
-from tests.conftest import OpenStore
+from tests.conftest import TEST_KEY, OpenStore
 from tests.harness.conftest import NewWorker
 from tests.harness.flows import VERSIONS, kill_at
 
@@ -122,3 +123,33 @@ def test_compensate_is_refused_where_the_workflow_has_no_compensating_step(
     crash_again(new_worker, clock, 1, limit=20)
     with pytest.raises(ControlRefused, match="has no compensating step"):
         Controls(new_worker(), "bob").compensate("wf-1", "undo")
+
+
+def test_the_queue_lists_a_dead_letter_and_an_approval_left_waiting_too_long(
+    new_worker: NewWorker, store: Store, clock: FakeClock
+) -> None:
+    crash_again(new_worker, clock, 3, limit=2)
+    worker = new_worker()
+    worker.start("pay", "wf-pay", {"order_id": "o-1"})
+    assert worker.resume("wf-pay").status is RunStatus.WAITING_APPROVAL
+    asked = clock.now()
+
+    def queue(at: float) -> list[tuple[str, str, tuple[str, ...]]]:
+        entries = operator_queue(
+            store,
+            tenant="default",
+            now=at,
+            key=TEST_KEY.encode(),
+            services=worker.steps.adapters,
+            workflows=worker.workflows,
+        )
+        return [(e.workflow_id, e.reason, e.controls) for e in entries]
+
+    assert queue(asked + 60) == [
+        ("wf-1", "dead_lettered", ("branch", "terminate")),
+    ]
+    assert queue(asked + APPROVAL_AFTER_S + 1) == [
+        ("wf-1", "dead_lettered", ("branch", "terminate")),
+        ("wf-pay", "waiting_approval", ("request-approval", "branch", "terminate")),
+    ]
+    assert operator_queue(store, tenant="tenant-b", now=asked, key=TEST_KEY.encode()) == []
