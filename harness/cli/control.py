@@ -10,6 +10,7 @@ and retry talk to the services, at `--services URL`; the others touch only the s
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -95,14 +96,17 @@ def act(
         )
     store = open_store(db)
     http = httpx.Client(base_url=services or "http://services.invalid", timeout=5.0)
+    scratch = tempfile.TemporaryDirectory(prefix="killpoint-control-")  # no control writes one
     try:
         store.workflow(workflow_id, tenant=tenant)  # unknown, or another tenant's: first
         checkpoint_key(key_env)
         clock: Clock = SystemClock() if at is None else FakeClock(at)
-        ops = Controls(_worker(store, http, clock, tenant, key_env), actor)
+        settings = Settings(tenant=tenant, secret=SecretRef(key_env))
+        ops = Controls(_worker(store, http, clock, settings, Path(scratch.name)), actor)
         options = {"gate": gate} if gate else {}
         outcome = ops.act(control, workflow_id, reason, **options)
     finally:
+        scratch.cleanup()
         http.close()
         store.close()
     if as_json:
@@ -117,7 +121,10 @@ def act(
     )
 
 
-def _worker(store: Store, http: httpx.Client, clock: Clock, tenant: str, key_env: str) -> Engine:
+def _worker(
+    store: Store, http: httpx.Client, clock: Clock, settings: Settings, scratch: Path
+) -> Engine:
+    """A worker of every installed workflow, its adapters on `http` (the services' URL)."""
     adapters: dict[str, EffectAdapter] = {}
     for scenario in installed().scenarios.values():
         adapters.update(scenario.make_adapters(http))
@@ -127,10 +134,10 @@ def _worker(store: Store, http: httpx.Client, clock: Clock, tenant: str, key_env
         store,
         [w for w in workflows.values() if w.services <= set(adapters)],
         adapters,
-        artifacts=FolderArtifacts(Path(".killpoint-operator-artifacts")),
+        artifacts=FolderArtifacts(scratch),
         clock=clock,
         versions=versions,
-        settings=Settings(tenant=tenant, secret=SecretRef(key_env)),
+        settings=settings,
     )
 
 
