@@ -32,6 +32,7 @@ BUMP = (
     .values(count=d.count + 1, at=bindparam("at"))
 )
 FORGET = delete(t.deliveries).where(d.workflow_id == bindparam("workflow_id"))
+STATEMENTS = (COUNT, FIRST, BUMP, FORGET)  # what a warmed store compiles ahead (`Store.warm`)
 
 
 def count_delivery(store: Store, lease: Lease, now: float) -> int:

@@ -137,7 +137,7 @@ def _keep_queued() -> tuple[Any, ...]:
 
 # what a campaign's store keeps between its runs: the runs that ended waiting for a person
 KEPT = ("needs_review", "quarantined", "budget_exhausted", "dead_lettered")
-_CLEAR_BUT_QUEUED = _keep_queued()
+KEEP_QUEUED = _keep_queued()  # compiled ahead by a warmed store, as the engine's others
 
 
 def clear_all_but_queued(store: Store) -> None:
@@ -146,5 +146,5 @@ def clear_all_but_queued(store: Store) -> None:
     has a workflow id of its own, so what is kept never meets a later run."""
     params = {f"status_{i}": status for i, status in enumerate(KEPT)}
     with store.db.transaction() as tx:
-        for statement in _CLEAR_BUT_QUEUED:
+        for statement in KEEP_QUEUED:
             tx.write(statement, params)

@@ -22,13 +22,14 @@ from pydantic import JsonValue
 from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
 from killpoint.harness.engine.controls import Controls
+from killpoint.harness.engine.deadletter import STATEMENTS as DELIVERY_STATEMENTS
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
 from killpoint.harness.engine.fence import Fence
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
 from killpoint.harness.engine.migrations import upgrade
-from killpoint.harness.engine.operator_queue import clear_all_but_queued
+from killpoint.harness.engine.operator_queue import KEEP_QUEUED, clear_all_but_queued
 from killpoint.harness.engine.rows import StepOutput
 from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.steps import Steps
@@ -209,7 +210,10 @@ def tamper(handle: StoreHandle, workflow_id: str, kind: str) -> int | None:
 def prepare(handle: StoreHandle) -> None:
     """Before workers are forked: open the store and compile every statement the engine runs,
     so each child inherits them compiled."""
-    open_store(handle).warm()
+    store = open_store(handle)
+    store.warm()
+    for statement in (*DELIVERY_STATEMENTS, *KEEP_QUEUED):
+        store.db.prepare(statement)
 
 
 def reset(handle: StoreHandle) -> None:
