@@ -24,6 +24,7 @@ WAITING = frozenset(
         RunStatus.DEAD_LETTERED,
     }
 )
+QUEUED = frozenset(status.value for status in WAITING)  # as histories spell them
 
 
 def operate(

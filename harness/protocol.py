@@ -218,6 +218,8 @@ TamperHook = Callable[[StoreHandle, str, str], int | None]
 PrepareHook = Callable[[StoreHandle], None]
 # Empty a store of everything any earlier run left in it (rows and work files), as if new.
 ResetHook = Callable[[StoreHandle], None]
+# (the world's store, the run's workflow id, the folder to keep it in)
+KeepHook = Callable[[StoreHandle, str, Path], None]
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,9 @@ class EngineSpec:
     engine handed over as an object, which only its own test can rebuild. `prepare` runs in
     the parent before workers are forked (the real tier): open and warm what they inherit.
     `reset` runs before every run, so a run's verdict depends on its schedule alone; an engine
-    without one gets a fresh database and work folder per run instead, which costs it a reopen."""
+    without one gets a fresh database and work folder per run instead, which costs it a reopen.
+    `keep` copies one run's records to a store at a folder of the campaign's, for the runs
+    that ended waiting for a person (the operator queue a campaign leaves behind)."""
 
     name: str
     factory: EngineFactory
@@ -237,6 +241,7 @@ class EngineSpec:
     tamper: TamperHook | None = None
     prepare: PrepareHook | None = None
     reset: ResetHook | None = None
+    keep: KeepHook | None = None
     ref: str | None = None
     description: str = ""  # for a mutant: the mistake it makes
     # what the engine does not keep ("budget", "fencing", "tenant", "ledger", "approval" …):

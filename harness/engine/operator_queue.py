@@ -10,10 +10,10 @@ themselves refuse by: `control_rules`).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import bindparam, delete, or_, select
+from sqlalchemy import bindparam, or_, select
 
 from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.errors import KillpointError
@@ -120,31 +120,3 @@ def _oldest_doubt(
         return None
     first = [r.at for r in store.effect_log(record.workflow_id) if r.operation_id in ops]
     return max(0.0, now - min(first)) if first else None
-
-
-def _keep_queued() -> tuple[Any, ...]:
-    """Statements that delete every row of every table except those of a queued run."""
-    queued = or_(*(w.status == bindparam(f"status_{i}") for i in range(len(KEPT))))
-    kept = select(w.workflow_id).where(queued)
-    statements: list[Any] = []
-    for table in reversed(t.metadata.sorted_tables):
-        if table is t.workflows:
-            statements.append(delete(table).where(~queued))
-        else:
-            statements.append(delete(table).where(table.c.workflow_id.not_in(kept)))
-    return tuple(statements)
-
-
-# what a campaign's store keeps between its runs: the runs that ended waiting for a person
-KEPT = ("needs_review", "quarantined", "budget_exhausted", "dead_lettered")
-KEEP_QUEUED = _keep_queued()  # compiled ahead by a warmed store, as the engine's others
-
-
-def clear_all_but_queued(store: Store) -> None:
-    """Empty the store for the next run, except the runs that ended waiting for a person: a
-    campaign's store then holds its queue at the end (`killpoint queue --db` on it). Each run
-    has a workflow id of its own, so what is kept never meets a later run."""
-    params = {f"status_{i}": status for i, status in enumerate(KEPT)}
-    with store.db.transaction() as tx:
-        for statement in KEEP_QUEUED:
-            tx.write(statement, params)

@@ -15,6 +15,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
@@ -28,8 +29,8 @@ from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
 from killpoint.harness.engine.fence import Fence
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
+from killpoint.harness.engine.keep import keep_workflow
 from killpoint.harness.engine.migrations import upgrade
-from killpoint.harness.engine.operator_queue import KEEP_QUEUED, clear_all_but_queued
 from killpoint.harness.engine.rows import StepOutput
 from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.steps import Steps
@@ -212,15 +213,25 @@ def prepare(handle: StoreHandle) -> None:
     so each child inherits them compiled."""
     store = open_store(handle)
     store.warm()
-    for statement in (*DELIVERY_STATEMENTS, *KEEP_QUEUED):
+    for statement in DELIVERY_STATEMENTS:
         store.db.prepare(statement)
 
 
 def reset(handle: StoreHandle) -> None:
-    """Before each run: the store's rows and the artifact files, gone; only the runs that ended
-    waiting for a person stay, so the campaign's store holds its operator queue at the end."""
-    clear_all_but_queued(open_store(handle))
+    """Before each run: the store's rows and the artifact files, gone."""
+    open_store(handle).clear()
     shutil.rmtree(handle.workdir / "artifacts", ignore_errors=True)
+
+
+QUEUE_STORE = "queue.sqlite"  # the campaign's operator queue, in its folder
+
+
+def keep(handle: StoreHandle, workflow_id: str, folder: Path) -> None:
+    """Copy one run that waits for a person to the campaign's queue store (`engine.keep`)."""
+    target = handle.shared.get(
+        f"reference.queue:{folder}", lambda: Store(f"sqlite:///{folder / QUEUE_STORE}")
+    )
+    keep_workflow(open_store(handle), target, workflow_id)
 
 
 REFERENCE = EngineSpec(
@@ -230,5 +241,6 @@ REFERENCE = EngineSpec(
     tamper=tamper,
     prepare=prepare,
     reset=reset,
+    keep=keep,
     ref="reference",
 )

@@ -1,5 +1,5 @@
-"""`killpoint queue` on a campaign's own store lists exactly the runs the campaign counted as
-needing review or quarantined: the store keeps the runs that wait for a person."""
+"""`killpoint queue` on the store a campaign leaves in its folder lists exactly the runs the
+campaign counted as needing review or quarantined."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.catalogue import installed
 from killpoint.harness.cli import app
-from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.engines.reference import QUEUE_STORE, REFERENCE
 from killpoint.harness.world import TENANT
 from tests.conftest import TEST_KEY
 
@@ -31,7 +31,7 @@ def test_the_queue_of_a_campaign_s_store_is_what_the_campaign_counted(
     )
     with Campaign(config) as campaign:
         result = campaign.run()
-        url = campaign.world.store.url
+    url = f"sqlite:///{tmp_path / QUEUE_STORE}"
     counted = {f"{r.scenario}:{r.run_id}": r.final_status for r in result.runs}
     assert len(counted) == len(result.runs)  # one workflow per run: kept runs never meet
     expected = {wf: status for wf, status in counted.items() if status in WAITING}

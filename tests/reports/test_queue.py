@@ -19,7 +19,10 @@ def test_the_page_has_a_queue_section_with_each_queued_run() -> None:
     page = render_html(sample_campaign())
     section = page.split('<section id="queue">', 1)[1].split("</section>", 1)[0]
     assert "1 run ended waiting for a person" in section
-    assert "needs_review: 1" in section and "killpoint queue --db STORE" in section
+    assert (
+        "needs_review: 1" in section
+        and "killpoint queue --db sqlite:///CAMPAIGN/queue.sqlite" in section
+    )
     [review] = [r for r in sample_campaign().runs if r.final_status == "needs_review"]
     assert review.label in section
 
