@@ -4,9 +4,10 @@ The harness builds one engine object per worker from a `WorkerEnv` and drives it
 calls (`start`, `resume`, `grant`), and a fourth an engine may offer (`control`: an operator's
 control, for a schedule that names one, `harness.operator`). It judges the run from outside:
 boundary hits the engine reports through `env.hook` (and the harness observes at the HTTP
-transport), the services' own journals, and the engine's durable records read through a `HistoryReader` — never the engine's
-insides. A `StoreHandle` says where an engine keeps its state in one world (a database URL of
-its own and a work folder); the engine's adapter, not the harness, knows what lives there.
+transport), the services' own journals, and the engine's durable records read through a
+`HistoryReader` — never the engine's insides. A `StoreHandle` says where an engine keeps its
+state in one world (a database URL of its own and a work folder); the engine's adapter, not the
+harness, knows what lives there.
 
 An `EngineSpec` bundles what the harness needs of one engine: the worker factory, and
 optionally a history reader, a tamper hook (to stage the seeds' tampered, wrong-tenant and
