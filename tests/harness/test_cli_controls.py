@@ -26,6 +26,7 @@ from killpoint.scenarios.order_saga import SCENARIO as ORDER
 from tests.conftest import TEST_KEY, OpenStore
 from tests.harness.flows import VERSIONS, kill_at
 
+NOW = str(FakeClock().now())  # when the worker dies: its lease is live
 LATER = str(FakeClock().now() + 31.0)  # past the dead worker's lease
 
 
@@ -102,7 +103,7 @@ BAD = [
     (("terminate", "wf-1", "--reason", "x"), "Missing option '--actor'"),
     (("terminate", "wf-1", "--reason", " ", "--actor", "bob", "--at", LATER), "needs a reason"),
     (("terminate", "wf-9", "--reason", "x", "--actor", "bob"), "no workflow 'wf-9'"),
-    (("terminate", "wf-1", "--reason", "x", "--actor", "bob"), "a live lease is held by"),
+    (("terminate", "wf-1", "--reason", "x", "--actor", "bob", "--at", NOW), "a live lease is"),
     (("reconcile", "wf-1", "--reason", "x", "--actor", "bob"), "give --services URL"),
     (("force-complete", "wf-1", "--reason", "x", "--actor", "bob"), "No such command"),
     (
@@ -166,6 +167,5 @@ def test_inspect_lists_the_controls_allowed_now_and_why_the_others_are_refused(
     assert shown.exit_code == 0, shown.stderr
     assert "  controls     compensate, branch, terminate\n" in shown.stdout
     assert "    refused reconcile: no effect is in doubt" in shown.stdout
-    died = str(FakeClock().now())  # when the worker died: its lease still live
-    live = runner.invoke(app, ["inspect", stuck, "--db", store_url, "--json", "--at", died])
+    live = runner.invoke(app, ["inspect", stuck, "--db", store_url, "--json", "--at", NOW])
     assert json.loads(live.stdout)["controls"] == []
