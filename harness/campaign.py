@@ -21,6 +21,7 @@ from killpoint.harness.explore import Budget, Exploration, menu
 from killpoint.harness.history import History
 from killpoint.harness.measures import measure
 from killpoint.harness.objectives import measure_objectives
+from killpoint.harness.operator import QUEUED
 from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits
 from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec
@@ -129,6 +130,9 @@ class Campaign:
         if schedule.tier != self.config.tier or schedule.engine != engine:
             schedule = schedule.model_copy(update={"tier": self.config.tier, "engine": engine})
         history = run_in_tier(self.world, scenario, schedule, self.config.engine)
+        keep = self.config.engine.keep
+        if keep is not None and history.final_status in QUEUED:  # the queue it leaves behind
+            keep(self.world.store, history.workflow_id, self.config.workdir)
         verdicts = check_all(history, scenario.workflow)
         if expect is not None:
             verdicts.append(expectation(history, expect))

@@ -1,11 +1,13 @@
 """The protocol between the harness and an engine under test, ours or a team's own.
 
 The harness builds one engine object per worker from a `WorkerEnv` and drives it through three
-calls (`start`, `resume`, `grant`). It judges the run from outside: boundary hits the engine
-reports through `env.hook` (and the harness observes at the HTTP transport), the services' own
-journals, and the engine's durable records read through a `HistoryReader` — never the engine's
-insides. A `StoreHandle` says where an engine keeps its state in one world (a database URL of
-its own and a work folder); the engine's adapter, not the harness, knows what lives there.
+calls (`start`, `resume`, `grant`), and a fourth an engine may offer (`control`: an operator's
+control, for a schedule that names one, `harness.operator`). It judges the run from outside:
+boundary hits the engine reports through `env.hook` (and the harness observes at the HTTP
+transport), the services' own journals, and the engine's durable records read through a
+`HistoryReader` — never the engine's insides. A `StoreHandle` says where an engine keeps its
+state in one world (a database URL of its own and a work folder); the engine's adapter, not the
+harness, knows what lives there.
 
 An `EngineSpec` bundles what the harness needs of one engine: the worker factory, and
 optionally a history reader, a tamper hook (to stage the seeds' tampered, wrong-tenant and
@@ -226,6 +228,8 @@ TamperHook = Callable[[StoreHandle, str, str], int | None]
 PrepareHook = Callable[[StoreHandle], None]
 # Empty a store of everything any earlier run left in it (rows and work files), as if new.
 ResetHook = Callable[[StoreHandle], None]
+# (the world's store, the run's workflow id, the folder to keep it in)
+KeepHook = Callable[[StoreHandle, str, Path], None]
 
 
 @dataclass(frozen=True)
@@ -237,7 +241,9 @@ class EngineSpec:
     engine handed over as an object, which only its own test can rebuild. `prepare` runs in
     the parent before workers are forked (the real tier): open and warm what they inherit.
     `reset` runs before every run, so a run's verdict depends on its schedule alone; an engine
-    without one gets a fresh database and work folder per run instead, which costs it a reopen."""
+    without one gets a fresh database and work folder per run instead, which costs it a reopen.
+    `keep` copies one run's records to a store at a folder of the campaign's, for the runs
+    that ended waiting for a person (the operator queue a campaign leaves behind)."""
 
     name: str
     factory: EngineFactory
@@ -245,6 +251,7 @@ class EngineSpec:
     tamper: TamperHook | None = None
     prepare: PrepareHook | None = None
     reset: ResetHook | None = None
+    keep: KeepHook | None = None
     ref: str | None = None
     description: str = ""  # for a mutant: the mistake it makes
     # what the engine does not keep ("budget", "fencing", "tenant", "ledger", "approval" …):

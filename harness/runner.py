@@ -1,11 +1,9 @@
 """Run one fault schedule against one engine, in process, and return its history.
 
-Workers are engine objects built fresh from a `WorkerEnv`; a worker ends when its run stops,
-when it raises an error, or when the kill-switch kills it. An exception of the engine's that is
-none of killpoint's own types is kept as its failure (`FailureRecord`, traceback and all) for
-the oracle to judge, and the run carries on: the harness never dies with the engine. Between
-workers the clock moves on (downtime), and the schedule may tamper with the store or deploy new
-versions. The harness plays the human at approval gates, as the scenario's gate policy says.
+A worker ends when its run stops, raises an error, or is killed; an engine's exception of no
+killpoint type is kept as its failure (`FailureRecord`) for the oracle, and the run goes on.
+Between workers the clock moves on and the schedule may tamper or deploy. The harness plays the
+human at approval gates, and the operator a case names (`harness.operator`).
 """
 
 from __future__ import annotations
@@ -33,6 +31,7 @@ from killpoint.harness.history import (
 )
 from killpoint.harness.interleave import run_pair
 from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
+from killpoint.harness.operator import operate
 from killpoint.harness.protocol import (
     EngineSpec,
     EngineUnderTest,
@@ -79,6 +78,7 @@ class Run:
         self.last_status: str | None = None
         self.last_state = ""
         self.last_reason = ""
+        self.controls: list[str] = []  # what the case's operator did (`harness.operator`)
         self._lock = threading.Lock()
 
     # -- building and driving workers -----------------------------------------------------
@@ -177,6 +177,8 @@ class Run:
                 )
             )
             outcome = engine.resume(self.workflow_id)
+        if self.schedule.controls:
+            outcome = operate(engine, self.schedule, outcome, self.controls)
         return outcome.status.value, outcome.state, outcome.reason, outcome.sequence
 
     def within_timeout(

@@ -113,6 +113,8 @@ class FaultSchedule(_Frozen):
     redeliver_after_end: bool = False
     interleave: Interleave | None = None
     max_workers: int = Field(default=12, ge=1, le=MAX_WORKERS)
+    # an operator's controls, in order, once the run stops for a person (`harness.operator`)
+    controls: tuple[Annotated[str, Field(max_length=40)], ...] = Field(default=(), max_length=6)
 
     @field_validator("run_id")
     @classmethod
@@ -150,6 +152,7 @@ class FaultSchedule(_Frozen):
             parts.append("start redelivered after the end")
         if self.interleave:
             parts.append(f"two workers after w{self.interleave.after_worker}")
+        parts += [f"operator {c}" for c in self.controls]
         return ", ".join(parts) or "no faults"
 
 

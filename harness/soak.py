@@ -36,7 +36,15 @@ from killpoint.harness.soak_pauses import OVERTAKEN, Pauses, waiting
 from killpoint.harness.soak_writes import judge_writes, record_writes, recorded_writes
 from killpoint.harness.world import BASE_VERSIONS, store_for
 
-SETTLED = ("completed", "failed", "compensated", "quarantined", "needs_review", "budget_exhausted")
+SETTLED = (
+    "completed",
+    "failed",
+    "compensated",
+    "quarantined",
+    "needs_review",
+    "budget_exhausted",
+    "dead_lettered",  # delivered too often without ending: stopped for a person, with its reason
+)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.objectives_view import ObjectivesView, objective_views
 from killpoint.reports.places import Where
+from killpoint.reports.queue import QueueView, queue_view
 from killpoint.reports.timeline import Timeline, build_timeline
 
 MAX_DETAILED_VIOLATIONS = 25
@@ -109,6 +110,7 @@ class Page:
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
     where: Where | None  # the report file's folder, when it is written to one
     objectives: list[ObjectivesView]  # per scenario: declared RPO/RTO, and the runs missing them
+    queue: QueueView  # the runs that ended waiting for a person
     deploys: list[DeployRow] = field(default_factory=list)  # per strategy (`reports.deploys`)
 
 
@@ -384,4 +386,5 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
             result, metrics.objectives, lambda run: replay_command(run, where)
         ),
         deploys=deploy_rows(result),
+        queue=queue_view(result),
     )

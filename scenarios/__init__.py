@@ -26,6 +26,7 @@ from killpoint.scenarios import (
 )
 from killpoint.scenarios.adapters import SERVICES, adapters_for
 from killpoint.scenarios.cases import CASES
+from killpoint.scenarios.operator_cases import OPERATOR_CASES
 from killpoint.scenarios.tamper_cases import TAMPER_CASES
 
 __all__ = [
@@ -40,7 +41,7 @@ __all__ = [
 
 
 def _with_cases(scenario: Scenario) -> Scenario:
-    named = (*CASES, *TAMPER_CASES)
+    named = (*CASES, *TAMPER_CASES, *OPERATOR_CASES)
     return replace(scenario, cases=tuple(c for c in named if c.schedule.scenario == scenario.name))
 
 

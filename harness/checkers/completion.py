@@ -2,10 +2,13 @@
 postcondition, and only with outputs that pass the workflow's own validators. A delete's
 postcondition is an absence: a later read that found nothing there.
 
-The read half judges any engine from the services' journal. The validator half reads the
-outputs the final trusted checkpoint carries: when a validated step had to run on the way to
-the final state and its output is not visible (no history reader, no trusted checkpoint, or one
-without that output), it is unknown, unless the read half already proved a violation.
+An engine's own ledger must agree: a run completed while a ledger row of it still says its
+outcome is in doubt (started, unknown, needs review) declared done what it could not prove (a
+"force complete"). The read half judges any engine from the services' journal. The validator
+half reads the outputs the final trusted checkpoint carries: when a validated step had to run
+on the way to the final state and its output is not visible (no history reader, no trusted
+checkpoint, or one without that output), it is unknown, unless the read half already proved a
+violation.
 """
 
 from __future__ import annotations
@@ -18,16 +21,33 @@ from killpoint.harness.results import EvidenceRef, Verdict
 
 NAME = "verified_completion"
 # the operations that take something away: a read proves them by finding nothing
+IN_DOUBT = frozenset({"started", "unknown", "needs_review"})  # a ledger row's unproven outcome
 DELETES = frozenset((service, op) for method, _, service, op in OPERATIONS if method == "DELETE")
 
 
 def check_verified_completion(history: History, workflow: Workflow) -> Verdict:
     if history.final_status != "completed":
         return ok(NAME, f"not completed ({history.final_status})")
-    unread = _unverified_effect(history)
+    unread = _unverified_effect(history) or _ledger_in_doubt(history)
     if unread is not None:
         return unread
     return _validated_outputs(history, workflow)
+
+
+def _ledger_in_doubt(history: History) -> Verdict | None:
+    """A ledger row still in doubt when the run completed, if any."""
+    doubts = [e for e in history.effects if e.status.value in IN_DOUBT]
+    if not doubts:
+        return None
+    row = doubts[0]
+    return violated(
+        NAME,
+        f"completed while its ledger says {row.operation_id} is {row.status.value}",
+        [
+            f"ledger row {row.operation_id} on {row.service}: {row.status.value} ({row.reason})",
+            f"final status completed in state {history.final_state}: {history.final_reason}",
+        ],
+    )
 
 
 def _unverified_effect(history: History) -> Verdict | None:

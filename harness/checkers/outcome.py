@@ -21,6 +21,8 @@ Faults change the outcome only these ways; anything else is false — a run that
 | needs_review     | a handoff accepted whose deadline passed before the run ended                |
 | budget_exhausted | every attempt spent (ledger, or services), the clock past the run's deadline, |
 |                  | or a checkpoint's budget with no steps or cost left                          |
+| dead_lettered    | the run was redelivered: more than one worker took it (a queue's max         |
+|                  | deliveries stops a run that keeps failing recovery)                          |
 
 A run that did not end is progress's to judge (unknown here). An explanation that needs the
 ledger or the budgets (an attempt spent and never delivered) is unknown without a reader;
@@ -229,6 +231,12 @@ def _budget_spent(history: History) -> Why:
     return None
 
 
+def _redelivered(history: History) -> Why:
+    if len(history.workers) > 1:
+        return True, f"delivered to {len(history.workers)} workers: dead-lettered for a person"
+    return None
+
+
 EXPLANATIONS: dict[str, tuple[Callable[[History], Why], ...]] = {
     "quarantined": (_refused_tampering, _deploy),
     "needs_review": (
@@ -241,4 +249,5 @@ EXPLANATIONS: dict[str, tuple[Callable[[History], Why], ...]] = {
         _refused_tampering,
     ),
     "budget_exhausted": (_budget_spent,),
+    "dead_lettered": (_redelivered,),
 }

@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from killpoint.harness.catalogue import installed
 from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engine import resolve_url
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, MIN_KEY_BYTES, check_key
 from killpoint.harness.engine.store import Store
@@ -138,6 +139,12 @@ def checkpoint_key(
 def known_services() -> Mapping[str, Capabilities]:
     """Recovery flags of the services the installed catalogues ship adapters for."""
     return installed().services
+
+
+def known_workflows() -> Mapping[str, Workflow]:
+    """The workflows of the installed catalogues' scenarios, by name (what a control needs to
+    know a run's gates and compensating steps)."""
+    return {s.workflow.name: s.workflow for s in installed().scenarios.values()}
 
 
 def fresh_folder(root: Path, kind: str) -> Path:

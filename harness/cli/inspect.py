@@ -23,6 +23,7 @@ from killpoint.harness.cli._shared import (
     TenantOption,
     checkpoint_key,
     known_services,
+    known_workflows,
     open_store,
     operator_tenant,
 )
@@ -58,6 +59,7 @@ def inspect(
             now=time.time() if at is None else at,
             tenant=tenant,
             services=known_services(),
+            workflows=known_workflows(),
         )
     finally:
         store.close()
@@ -86,6 +88,8 @@ def render(view: OperatorView) -> list[str]:
         lines.append(f"    {art.produced_by}: sha256 {art.sha256} {art.media_type} {art.uri}")
     lines.append(f"  next         {', '.join(t.step for t in view.next_transitions) or 'none'}")
     lines.extend(f"  blocked      {reason}" for reason in view.blocked)
+    lines.append(f"  controls     {', '.join(view.controls) or 'none allowed now'}")
+    lines.extend(f"    refused {c}: {why}" for c, why in view.refused_controls.items())
     return lines
 
 

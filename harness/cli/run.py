@@ -31,6 +31,7 @@ from killpoint.harness.cli._shared import (
 from killpoint.harness.cli._summary import print_summary, write_outputs
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.options import CampaignOptions
+from killpoint.harness.world import TENANT
 
 ReportOption = Annotated[
     Path | None, typer.Option(metavar="PATH", help="Write the HTML report.", show_default=False)
@@ -88,6 +89,10 @@ def run(
     finally:
         shown.close()
     written, unwritten = write_outputs(result, report, junit, out, keep_in=config.workdir)
+    kept = sorted(
+        [*config.workdir.glob("queue.sqlite"), *config.workdir.glob("shard-*/queue.sqlite")]
+    )
+    written += [f"queue: killpoint queue --db sqlite:///{q} --tenant {TENANT}" for q in kept]
     print_summary(result, as_json, written)
     if unwritten:
         raise KillpointError(unwritten)

@@ -32,6 +32,7 @@ class RunStatus(StrEnum):
     BUDGET_EXHAUSTED = "budget_exhausted"
     QUARANTINED = "quarantined"
     FAILED = "failed"
+    DEAD_LETTERED = "dead_lettered"  # redelivered too often without ending: a person decides
 
     @property
     def terminal(self) -> bool:

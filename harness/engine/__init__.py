@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from killpoint.harness.engine._backends import resolve_url
+    from killpoint.harness.engine.audit import AuditRecord, audit_trail
+    from killpoint.harness.engine.controls import ControlRefused, Controls
     from killpoint.harness.engine.dispatcher import Engine
     from killpoint.harness.engine.errors import (
         ConflictError,
@@ -32,11 +34,18 @@ if TYPE_CHECKING:
     from killpoint.harness.engine.fold import Change, fold
     from killpoint.harness.engine.integrity import SecretRef
     from killpoint.harness.engine.model import Checkpoint
+    from killpoint.harness.engine.operator_queue import QueueEntry, operator_queue
     from killpoint.harness.engine.settings import Settings
     from killpoint.harness.engine.steps import Steps
     from killpoint.harness.engine.store import CheckpointLog, Store
 
 _HOMES = {
+    "AuditRecord": "killpoint.harness.engine.audit",
+    "ControlRefused": "killpoint.harness.engine.controls",
+    "Controls": "killpoint.harness.engine.controls",
+    "QueueEntry": "killpoint.harness.engine.operator_queue",
+    "audit_trail": "killpoint.harness.engine.audit",
+    "operator_queue": "killpoint.harness.engine.operator_queue",
     "Change": "killpoint.harness.engine.fold",
     "Checkpoint": "killpoint.harness.engine.model",
     "CheckpointLog": "killpoint.harness.engine.store",
@@ -56,21 +65,27 @@ _HOMES = {
 }
 
 __all__ = [
+    "AuditRecord",
     "Change",
     "Checkpoint",
     "CheckpointLog",
     "ConflictError",
+    "ControlRefused",
+    "Controls",
     "Engine",
     "Fence",
     "IntegrityError",
     "LeaseHeldError",
     "QuarantinedError",
+    "QueueEntry",
     "SecretRef",
     "Settings",
     "StaleFenceError",
     "Steps",
     "Store",
+    "audit_trail",
     "fold",
+    "operator_queue",
     "resolve_url",
 ]
 

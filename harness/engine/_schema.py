@@ -4,7 +4,8 @@
 append-only history of sealed envelopes; `outputs` the steps' small results, written with the
 checkpoint that made them and pinned by its hash chain; `effects` is the ledger (one row per
 logical operation) and `effect_log` its append-only transitions; `artifacts` and `approvals`
-are what they say.
+are what they say. `deliveries` counts how often a run was handed to a worker without ending
+(the dead-letter rule), and `controls` is the audit of every operator control that acted.
 """
 
 from __future__ import annotations
@@ -135,4 +136,32 @@ approvals = Table(
     Column("requested_at", Float, nullable=False),
     Column("actor", String(200)),
     Column("expires_at", Float),
+)
+
+deliveries = Table(
+    "deliveries",
+    metadata,
+    Column("workflow_id", String(200), primary_key=True),
+    Column("count", Integer, nullable=False),
+    Column("at", Float, nullable=False),
+)
+
+controls = Table(
+    "controls",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("workflow_id", String(200), nullable=False),
+    Column("tenant", String(200), nullable=False),
+    Column("control", String(40), nullable=False),
+    Column("actor", String(200), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("at", Float, nullable=False),
+    Column("from_status", String(40), nullable=False),
+    Column("from_state", String(200), nullable=False),
+    Column("from_sequence", Integer, nullable=False),
+    Column("to_status", String(40), nullable=False),
+    Column("to_sequence", Integer, nullable=False),
+    Column("fencing_token", BigInteger, nullable=False),
+    Column("detail", Text, nullable=False, default=""),
+    Index("ix_controls_workflow", "workflow_id", "id"),
 )

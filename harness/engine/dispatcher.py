@@ -25,9 +25,10 @@ from killpoint.harness.contract.errors import ArtifactError, DefinitionError
 from killpoint.harness.contract.records import BudgetLimits, Outcome, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, Transition, Workflow
 from killpoint.harness.engine.budget import at_time, exhausted_at, initial_budget
+from killpoint.harness.engine.deadletter import count_delivery, dead_letter_reason
 from killpoint.harness.engine.deploy import Refused, admit
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
-from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
+from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError
 from killpoint.harness.engine.fold import Change, deadline, fold, next_actions
 from killpoint.harness.engine.integrity import input_hash, output_link, sha256_hex
 from killpoint.harness.engine.ledger import Rejected, Session, Stop, intent_of
@@ -109,24 +110,7 @@ class Engine:
             created_at=now,
             secret_refs=(self.settings.secret.env,),
         )
-        record = WorkflowRecord(
-            workflow_id=workflow_id,
-            workflow_name=wf.name,
-            tenant=self.settings.tenant,
-            status=RunStatus.RUNNING,
-            status_reason="",
-            state=wf.initial,
-            sequence=1,
-            fencing_token=0,
-            lease_owner=None,
-            lease_expires_at=None,
-            attempts_left=budget.attempts_left,
-            steps_left=budget.steps_left,
-            cost_left=budget.cost_left,
-            deadline=deadline,
-            created_at=now,
-            updated_at=now,
-        )
+        record = WorkflowRecord.first(first, deadline)
         return self.store.create_workflow(
             record, seal_checkpoint(first, self.settings.secret.resolve())
         )
@@ -166,8 +150,8 @@ class Engine:
             outputs = self.load_outputs(cp)
             self.check_ledger(cp)
         except IntegrityError as exc:
-            if not isinstance(exc, WrongTenantError):  # another tenant's row is not ours to flag
-                self.store.quarantine(workflow_id, str(exc), self.clock.now())
+            # the row is ours (checked above): a foreign checkpoint in it is flagged for a person
+            self.store.quarantine(workflow_id, str(exc), self.clock.now())
             return Outcome(
                 workflow_id, RunStatus.QUARANTINED, stored.state, stored.sequence, str(exc)
             )
@@ -191,7 +175,7 @@ class Engine:
         if isinstance(admitted, Refused):  # another version's run: left as it is
             self.store.release_lease(lease, self.clock.now())
             return Outcome(workflow_id, cp.status, cp.state, cp.sequence, admitted.reason)
-        cp = admitted
+        cp = self.count_delivery(session, wf, admitted, key)
         if cp.status is RunStatus.RUNNING or cp.status is RunStatus.WAITING_APPROVAL:
             cp = self._drive(session, wf, cp, key)
         if cp.status.terminal or cp.status is RunStatus.WAITING_APPROVAL:
@@ -257,6 +241,21 @@ class Engine:
     def budget_at_resume(self, session: Session, cp: Checkpoint) -> Checkpoint:
         """The durable budget is the store's; the checkpoint's copy is what was left then."""
         return cp
+
+    def count_delivery(
+        self, session: Session, wf: Workflow, cp: Checkpoint, key: bytes
+    ) -> Checkpoint:
+        """A run found mid-flight once too often is dead-lettered, not driven (`deadletter`)."""
+        limit = self.settings.max_deliveries
+        if limit is None or cp.status is not RunStatus.RUNNING:
+            return cp
+        count = count_delivery(self.store, session.lease, self.clock.now())
+        if count <= limit:
+            return cp
+        why = dead_letter_reason(count, limit, cp.state, cp.status_reason)
+        return self.commit(
+            session, wf, cp, Change(cp.state, RunStatus.DEAD_LETTERED, why), None, key
+        )
 
     def reconcile(self, session: Session, cp: Checkpoint) -> None:
         for record in self.store.effects(cp.workflow_id):

@@ -137,6 +137,28 @@ class WorkflowRecord(Frozen):
     created_at: float
     updated_at: float
 
+    @classmethod
+    def first(cls, cp: Checkpoint, deadline: float) -> WorkflowRecord:
+        """The row of a workflow whose checkpoint 1 is `cp`: free, at its first state."""
+        return cls(
+            workflow_id=cp.workflow_id,
+            workflow_name=cp.workflow_name,
+            tenant=cp.tenant,
+            status=cp.status,
+            status_reason="",
+            state=cp.state,
+            sequence=cp.sequence,
+            fencing_token=0,
+            lease_owner=None,
+            lease_expires_at=None,
+            attempts_left=cp.budget.attempts_left,
+            steps_left=cp.budget.steps_left,
+            cost_left=cp.budget.cost_left,
+            deadline=deadline,
+            created_at=cp.created_at,
+            updated_at=cp.created_at,
+        )
+
 
 class StoredCheckpoint(Frozen):
     """A checkpoint row exactly as stored: bytes and tag, not yet trusted."""

@@ -139,6 +139,10 @@ class OperatorView(_View):
     artifacts: tuple[ArtifactView, ...] = Field(description="from the sealed checkpoint")
     next_transitions: tuple[TransitionView, ...] = Field(description="from the sealed checkpoint")
     blocked: tuple[str, ...]
+    controls: tuple[str, ...] = Field(default=(), description="the controls allowed now")
+    refused_controls: dict[str, str] = Field(
+        default_factory=dict, description="each other control, with why it is refused now"
+    )
 
     @property
     def unresolved(self) -> tuple[EffectView, ...]:

@@ -10,8 +10,9 @@ Only the sealed body is verified. The workflow row (status, position, budget, le
 checkpoint row's own columns and the ledger and approval rows are the store's unsealed words:
 the view keeps them apart from the sealed facts (`CheckpointView.row` against `.sealed`) and
 names each place they contradict the seal, or a checkpoint is missing, as an `Anomaly` (the
-model: `operator_model`). The view is built for one tenant: another tenant's workflow is
-refused before anything of it is read.
+model: `operator_model`). It lists the operator controls allowed now, and why each other one is
+refused, by the rules the controls refuse by (`control_rules`). The view is built for one
+tenant: another tenant's workflow is refused before anything of it is read.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections.abc import Mapping
 from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, EffectStatus, RunStatus
 from killpoint.harness.contract.workflow import Workflow
+from killpoint.harness.engine.control_facts import facts_of
+from killpoint.harness.engine.control_rules import allowed, refusals
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
 from killpoint.harness.engine.integrity import parse_sealed
@@ -77,6 +80,7 @@ def build_view(
     )
     wf = None if checkpoint is None else (workflows or {}).get(checkpoint.workflow_name)
     transitions = _transitions(checkpoint, wf, blocked)
+    facts, _ = facts_of(store, record, key=key, now=now, services=services, workflows=workflows)
     return OperatorView(
         workflow_id=workflow_id,
         workflow_name=record.workflow_name,
@@ -96,6 +100,8 @@ def build_view(
         artifacts=artifacts,
         next_transitions=transitions,
         blocked=blocked,
+        controls=allowed(facts),
+        refused_controls=refusals(facts),
     )
 
 
@@ -282,6 +288,8 @@ def _blocked(
         why.append(f"waiting approval at gate {gates}")
     elif status is RunStatus.NEEDS_REVIEW:
         why.append(f"needs review: {reason}")
+    elif status is RunStatus.DEAD_LETTERED:
+        why.append(reason)
     elif status is RunStatus.BUDGET_EXHAUSTED:
         why.append(f"budget exhausted: {reason}")
     elif status is RunStatus.COMPLETED or status is RunStatus.COMPENSATED:

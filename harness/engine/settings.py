@@ -28,3 +28,6 @@ class Settings:
     policy_version: str = "policy@1"  # recorded with every approval request
     # a deploy in progress: what this worker does with a run of the other version (`deploy`)
     deploy: DeployNotice | None = None
+    # the queue's max attempts: how many deliveries may find a run mid-flight before it is
+    # dead-lettered for a person (`deadletter`); None never dead-letters
+    max_deliveries: int | None = 20

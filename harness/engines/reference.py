@@ -15,17 +15,21 @@ import os
 import secrets
 import shutil
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
 
 from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
+from killpoint.harness.engine.controls import Controls
+from killpoint.harness.engine.deadletter import STATEMENTS as DELIVERY_STATEMENTS
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
 from killpoint.harness.engine.errors import IntegrityError
 from killpoint.harness.engine.fence import Fence
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
+from killpoint.harness.engine.keep import keep_workflow
 from killpoint.harness.engine.migrations import upgrade
 from killpoint.harness.engine.rows import StepOutput
 from killpoint.harness.engine.settings import Settings
@@ -60,10 +64,12 @@ class ReferenceEngine:
     """A worker of the reference engine for one scenario, on the world's shared store.
 
     A mutant swaps one part: `engine_class` (a resume seam overridden), `steps_class` (one
-    kind of step, or the ledger's executor), or the store's `fence` or checkpoint `log`."""
+    kind of step, or the ledger's executor), the store's `fence` or checkpoint `log`, or the
+    operator's `controls_class`."""
 
     engine_class: type[Engine] = Engine
     steps_class: type[Steps] = Steps
+    controls_class: type[Controls] = Controls
     fence: Fence | None = None
     log: CheckpointLog | None = None
 
@@ -97,6 +103,10 @@ class ReferenceEngine:
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
         self.engine.grant(workflow_id, gate, actor, ttl_s)
+
+    def control(self, workflow_id: str, name: str, actor: str, reason: str) -> Outcome:
+        """An operator's control (`harness.operator`), through this worker's engine."""
+        return self.controls_class(self.engine, actor).act(name, workflow_id, reason)
 
 
 class StoreReader:
@@ -204,13 +214,27 @@ def tamper(handle: StoreHandle, workflow_id: str, kind: str) -> int | None:
 def prepare(handle: StoreHandle) -> None:
     """Before workers are forked: open the store and compile every statement the engine runs,
     so each child inherits them compiled."""
-    open_store(handle).warm()
+    store = open_store(handle)
+    store.warm()
+    for statement in DELIVERY_STATEMENTS:
+        store.db.prepare(statement)
 
 
 def reset(handle: StoreHandle) -> None:
     """Before each run: the store's rows and the artifact files, gone."""
     open_store(handle).clear()
     shutil.rmtree(handle.workdir / "artifacts", ignore_errors=True)
+
+
+QUEUE_STORE = "queue.sqlite"  # the campaign's operator queue, in its folder
+
+
+def keep(handle: StoreHandle, workflow_id: str, folder: Path) -> None:
+    """Copy one run that waits for a person to the campaign's queue store (`engine.keep`)."""
+    target = handle.shared.get(
+        f"reference.queue:{folder}", lambda: Store(f"sqlite:///{folder / QUEUE_STORE}")
+    )
+    keep_workflow(open_store(handle), target, workflow_id)
 
 
 REFERENCE = EngineSpec(
@@ -220,5 +244,6 @@ REFERENCE = EngineSpec(
     tamper=tamper,
     prepare=prepare,
     reset=reset,
+    keep=keep,
     ref="reference",
 )

@@ -17,6 +17,7 @@ artifact damaged without changing its size, or swapped for another of the run's)
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
 effects wrong (a write in pieces at its final name, a delete by name alone); the one in
 `deploy.py` resumes runs of another version on its own code.
+`controls.py` gives the operator a force-complete.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
+    controls,
     deploy,
     explore,
     failure,
@@ -71,6 +73,12 @@ def _mutant(
 MUTANTS: dict[str, EngineSpec] = {
     s.name: s
     for s in (
+        _mutant(
+            "force_complete_control",
+            "000: 'force complete' — an operator control marks a run complete while an effect "
+            "is in doubt",
+            workers=controls.ForceCompleteWorkers,
+        ),
         _mutant(
             "only_conversation_saved",
             "000: saving only the conversation — no effect ledger",

@@ -113,6 +113,7 @@ def killpoint_problems(args: list[str], scenarios: set[str]) -> list[str]:
     command = _cli().commands.get(args[0])
     if command is None:
         return [f"killpoint has no command {args[0]!r}"]
+    command, args = _subcommand(command, args)
     try:
         ctx = command.make_context(args[0], list(args[1:]))
     except Exception as exc:  # typer's usage errors: an unknown flag, a bad value
@@ -128,6 +129,13 @@ def killpoint_problems(args: list[str], scenarios: set[str]) -> list[str]:
     files = [params.get("schedule_file"), *params.get("results", ())]
     problems += [f"{f} does not exist" for f in files if f is not None and _missing(str(f))]
     return problems
+
+
+def _subcommand(command: Any, words: list[str]) -> tuple[Any, list[str]]:
+    """A group's subcommand (`control terminate …`) and the words from its name on."""
+    if isinstance(command, TyperGroup) and len(words) > 1 and words[1] in command.commands:
+        return command.commands[words[1]], words[1:]
+    return command, words
 
 
 def _options(params: dict[str, Any]) -> list[str]:
@@ -162,6 +170,7 @@ def _killpoint_synopsis(text: str) -> list[str]:
         if command is None:
             problems.append(f"killpoint has no command {words[0]!r}")
             continue
+        command, words = _subcommand(command, words)
         flags = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
         problems += [
             f"killpoint {words[0]} has no {f}" for f in FLAG.findall(part) if f not in flags

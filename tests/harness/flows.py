@@ -256,6 +256,7 @@ def make_engine(
     owner: str | None = None,
     lease_ttl: float = 30.0,
     deploy: DeployNotice | None = None,
+    max_deliveries: int | None = 20,
 ) -> Engine:
     """A fresh worker: a new Engine, as a restarted process would build it."""
     flows = [f() for f in ALL_FLOWS]
@@ -275,6 +276,7 @@ def make_engine(
             lease_ttl=lease_ttl,
             compatibility=compatibility or CompatibilityPolicy(),
             deploy=deploy,
+            max_deliveries=max_deliveries,
         ),
         hook=hook or no_hook,
     )

@@ -8,6 +8,7 @@ import pytest
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.checkers import CHECKERS
+from killpoint.harness.engine.controls import Controls
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.fence import Fence
 from killpoint.harness.engine.ledger import EffectExecutor
@@ -71,6 +72,9 @@ PINS: dict[str, tuple[str, str, int]] = {
     "lookup_timeout_taken_as_absent": ("research_publish", "single_effect", 150),
     "failed_read_taken_as_verified": ("research_publish", "verified_completion", 150),
     "finished_run_restarted_on_redelivery": ("order_saga", "monotonic_sequence", 150),
+    # the operator's tools: reached by the named case whose operator reconciles (a person)
+    # (the jump to the final state; verified_completion and the case's recovery catch it too)
+    "force_complete_control": ("email", "monotonic_sequence", 10),
 }
 
 
@@ -89,6 +93,7 @@ PARTS: dict[str, type] = {
     "steps_class": Steps,
     "fence": Fence,
     "log": CheckpointLog,
+    "controls_class": Controls,
 }
 
 

@@ -7,6 +7,7 @@ from pydantic import JsonValue
 
 from killpoint.fake_services.journal import RequestRecord
 from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.contract.records import EffectStatus
 from killpoint.harness.history import ExpectedEffectRecord, History
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef
@@ -16,6 +17,7 @@ from tests.harness.checkers.histories import (
     checkpoint,
     completed_run,
     effect,
+    ledger_row,
     lineage,
     read,
     request,
@@ -135,3 +137,13 @@ def test_only_the_steps_on_the_way_to_the_final_state_need_an_output() -> None:
     verdict = check_verified_completion(declined, WORKFLOW)
     assert verdict.valid == "unknown"
     assert verdict.summary == "checkpoint #4 carries no output of note_decline"
+
+
+def test_completing_while_the_ledger_holds_an_effect_in_doubt_is_false() -> None:
+    for status in (EffectStatus.UNKNOWN, EffectStatus.NEEDS_REVIEW):
+        doubt = completed_run(effects=[ledger_row(status=status)], final_reason="forced")
+        verdict = check_verified_completion(doubt, WORKFLOW)
+        assert verdict.valid is False
+        assert verdict.summary == f"completed while its ledger says charge/charge is {status}"
+    settled = completed_run(effects=[ledger_row(status=EffectStatus.VERIFIED)])
+    assert check_verified_completion(settled, WORKFLOW).valid is True

@@ -205,3 +205,10 @@ def test_a_run_that_did_not_end_is_left_to_progress() -> None:
     verdict = check_outcome(_ended("running"), WORKFLOW)
     assert verdict.valid == "unknown"
     assert verdict.summary == "the run did not end (running): progress judges it"
+
+
+def test_a_dead_letter_after_redeliveries_is_true_and_without_any_is_false() -> None:
+    redelivered = _ended("dead_lettered", final_reason="dead-lettered: delivered 21 times")
+    assert check_outcome(redelivered, WORKFLOW).valid is True
+    once = completed_run(final_status="dead_lettered", workers=[worker(0, status="dead_lettered")])
+    assert check_outcome(once, WORKFLOW).valid is False

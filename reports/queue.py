@@ -1,0 +1,37 @@
+"""The operator queue at the end of a campaign: the runs that ended waiting for a person.
+
+Seed 000: "a recovery failure should enter an operator queue with enough evidence to act". The
+report shows the campaign's queue as its results have it (the same runs `killpoint queue` lists
+on the campaign's store): how many per reason, and the oldest ones with their reasons.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from killpoint.harness.results import CampaignResult, RunResult
+
+WAITING = ("needs_review", "quarantined", "budget_exhausted", "dead_lettered")
+MAX_QUEUED_ROWS = 40
+
+
+@dataclass(frozen=True)
+class QueueView:
+    counts: list[tuple[str, int]]  # (reason, runs), in the order of WAITING
+    runs: list[RunResult]  # the first MAX_QUEUED_ROWS of them, in the campaign's order
+    omitted: int
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.counts)
+
+
+def queue_view(result: CampaignResult) -> QueueView:
+    waiting = [r for r in result.runs if r.final_status in WAITING]
+    counted = Counter(r.final_status for r in waiting)
+    return QueueView(
+        counts=[(reason, counted[reason]) for reason in WAITING if counted[reason]],
+        runs=waiting[:MAX_QUEUED_ROWS],
+        omitted=max(0, len(waiting) - MAX_QUEUED_ROWS),
+    )

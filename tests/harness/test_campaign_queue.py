@@ -1,0 +1,58 @@
+"""`killpoint queue` on the store a campaign leaves in its folder lists exactly the runs the
+campaign counted as needing review or quarantined."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import make_url
+from typer.testing import CliRunner
+
+from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.catalogue import installed
+from killpoint.harness.cli import app
+from killpoint.harness.databases import drop_schemas
+from killpoint.harness.engines.reference import QUEUE_STORE, REFERENCE
+from killpoint.harness.world import TENANT
+from tests.conftest import TEST_KEY
+
+WAITING = ("needs_review", "quarantined")
+
+
+def test_the_queue_of_a_campaign_s_store_is_what_the_campaign_counted(
+    tmp_path: Path, checkpoint_key: bytes, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """The campaign's own store on either backend; the queue it leaves is a SQLite file."""
+    url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
+    config = CampaignConfig(
+        store_url=url,
+        engine=REFERENCE,
+        scenarios=[installed().scenario("email"), installed().scenario("order_saga")],
+        workdir=tmp_path,
+        double=False,
+        interleave=False,
+        explore="0",
+    )
+    with Campaign(config) as campaign:
+        result = campaign.run()
+        used = campaign.world.store.url
+    if url is not None:  # the campaign's schema is kept for inspect; not a test's to keep
+        options = str(make_url(used).query["options"])
+        drop_schemas(url, [options.partition("search_path=")[2]])
+    queue = f"sqlite:///{tmp_path / QUEUE_STORE}"
+    counted = {f"{r.scenario}:{r.run_id}": r.final_status for r in result.runs}
+    assert len(counted) == len(result.runs)  # one workflow per run: kept runs never meet
+    expected = {wf: status for wf, status in counted.items() if status in WAITING}
+    assert set(expected.values()) == set(WAITING)
+
+    shown = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}).invoke(
+        app,
+        ["queue", "--db", queue, "--tenant", TENANT, "--json"]
+        + [flag for reason in WAITING for flag in ("--reason", reason)],
+    )
+
+    assert shown.exit_code == 0, shown.stderr
+    listed = {e["workflow_id"]: e["reason"] for e in json.loads(shown.stdout)}
+    assert listed == expected
