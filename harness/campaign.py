@@ -152,6 +152,7 @@ class Campaign:
             final_state=history.final_state,
             final_reason=history.final_reason,
             crashed_at=[c.label() for c in schedule.crashes],
+            controls=history.controls,
             verdicts=verdicts,
             valid=valid,
             measures=measure(history, verdicts),

@@ -113,6 +113,7 @@ class History(_Model):
     tampered: list[TamperRecord] = []
     failures: list[FailureRecord] = []
     grants: list[GrantRecord] = []
+    controls: list[str] = []  # what a named case's operator did, in order (`harness.operator`)
     checkpoints: list[CheckpointRecord]
     readable: bool = True  # the engine exposes its records (a history reader)
     ledger: bool = True  # …and among them an effect ledger (a framework keeps none)

@@ -91,6 +91,7 @@ class RunResult(_Model):
     final_state: str
     final_reason: str = ""
     crashed_at: list[str] = []  # boundary labels this run crashed at (coverage)
+    controls: list[str] = []  # what a named case's operator did, refusals too (the report)
     verdicts: list[Verdict]
     valid: Valid
     measures: RunMeasures

@@ -363,6 +363,7 @@ class Run:
             tampered=self.tampered,
             failures=self.failures,
             grants=self.grants,
+            controls=self.controls,
             checkpoints=checkpoints,
             readable=readable,
             compacted_below=reader.compacted_below(self.workflow_id),

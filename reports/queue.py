@@ -2,7 +2,8 @@
 
 Seed 000: "a recovery failure should enter an operator queue with enough evidence to act". The
 report shows the campaign's queue as its results have it (the same runs `killpoint queue` lists
-on the campaign's store): how many per reason, and the oldest ones with their reasons.
+on the campaign's store): how many per reason, and the oldest ones with their reasons; then the
+runs whose named case played the operator, with the controls it applied or was refused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class QueueView:
     counts: list[tuple[str, int]]  # (reason, runs), in the order of WAITING
     runs: list[RunResult]  # the first MAX_QUEUED_ROWS of them, in the campaign's order
     omitted: int
+    operated: list[RunResult]  # runs whose operator applied (or was refused) a control
 
     @property
     def total(self) -> int:
@@ -34,4 +36,5 @@ def queue_view(result: CampaignResult) -> QueueView:
         counts=[(reason, counted[reason]) for reason in WAITING if counted[reason]],
         runs=waiting[:MAX_QUEUED_ROWS],
         omitted=max(0, len(waiting) - MAX_QUEUED_ROWS),
+        operated=[r for r in result.runs if r.controls][:MAX_QUEUED_ROWS],
     )

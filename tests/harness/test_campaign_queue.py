@@ -56,3 +56,32 @@ def test_the_queue_of_a_campaign_s_store_is_what_the_campaign_counted(
     assert shown.exit_code == 0, shown.stderr
     listed = {e["workflow_id"]: e["reason"] for e in json.loads(shown.stdout)}
     assert listed == expected
+
+
+def test_the_controls_a_named_case_s_operator_used_are_in_its_result_and_on_the_page(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    """Issue 17, point 8: the reconcile the case's operator asked for, refused by the reference
+    engine (the mailer cannot be asked), is kept on the run and shown beside the queue."""
+    from killpoint.harness.results import CampaignResult
+    from killpoint.reports.html import render_html
+
+    email = installed().scenario("email")
+    [case] = [c for c in email.cases if c.name == "operator_reconcile_after_lost_mail"]
+    config = CampaignConfig(engine=REFERENCE, scenarios=[email], workdir=tmp_path)
+    with Campaign(config) as campaign:
+        run, history = campaign.execute(email, case.schedule, "named", case.expect)
+    assert history.controls == run.controls and len(run.controls) == 1
+    assert run.controls[0].startswith("reconcile refused: ") and run.final_status == "needs_review"
+
+    alone = CampaignResult(
+        engine="reference",
+        tier="inprocess",
+        backend="sqlite",
+        started_at="",
+        scenarios=[],
+        runs=[run],
+    )
+    page = render_html(alone)
+    section = page.split('<h3 id="operated">', 1)[1].split("</table>", 1)[0]
+    assert run.label in section and "reconcile refused: " in section

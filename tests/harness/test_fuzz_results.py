@@ -43,8 +43,9 @@ RESULT_SHAPE = hj.Shape(
           "scenarios.*.outcome_by_boundary", "caught_as_expected.*.checkers"),  # any labels
     optional=("version", "lacks", "seed", "profile", "shard", "duration_s", "mutants",
               "caught_as_expected", "scenarios.*.outcome_by_boundary",
-              *in_each_run("final_reason", "crashed_at", "schedule_file", "history", "measures.*",
-                           "verdicts.*.summary", "verdicts.*.evidence", "verdicts.*.refs"),
+              *in_each_run("final_reason", "crashed_at", "controls", "schedule_file", "history",
+                           "measures.*", "verdicts.*.summary", "verdicts.*.evidence",
+                           "verdicts.*.refs"),
               "mutants.*.description", "mutants.*.checker", "mutants.*.runs_to_detection",
               "mutants.*.found_by", "mutants.*.seconds_to_detection", "mutants.*.schedule",
               "mutants.*.run"),
