@@ -130,8 +130,11 @@ class Campaign:
         if schedule.tier != self.config.tier or schedule.engine != engine:
             schedule = schedule.model_copy(update={"tier": self.config.tier, "engine": engine})
         history = run_in_tier(self.world, scenario, schedule, self.config.engine)
-        keep = self.config.engine.keep
-        if keep is not None and history.final_status in QUEUED:  # the queue it leaves behind
+        keep, shard = self.config.engine.keep, self.config.shard
+        # the queue it leaves behind; every shard makes each recording, the first queues it
+        first = shard is None or shard[0] == 1
+        queued = history.final_status in QUEUED and (kind != "clean" or first)
+        if keep is not None and queued:
             keep(self.world.store, history.workflow_id, self.config.workdir)
         verdicts = check_all(history, scenario.workflow)
         if expect is not None:

@@ -85,3 +85,37 @@ def test_the_controls_a_named_case_s_operator_used_are_in_its_result_and_on_the_
     page = render_html(alone)
     section = page.split('<h3 id="operated">', 1)[1].split("</table>", 1)[0]
     assert run.label in section and "reconcile refused: " in section
+
+
+def test_the_queues_of_a_sharded_campaign_hold_each_waiting_run_once(
+    tmp_path: Path, checkpoint_key: bytes
+) -> None:
+    """Every shard makes each recording; only the first queues one that ends in review, so the
+    shards' queues together list the merged campaign's waiting runs, each once."""
+    from killpoint.harness.merge import merge_results
+
+    thin = installed().scenario("research_publish_thin_draft")  # its clean run ends in review
+    results, listed = [], []
+    for i in (1, 2):
+        config = CampaignConfig(
+            engine=REFERENCE,
+            scenarios=[thin],
+            workdir=tmp_path / f"shard-{i}",
+            shard=(i, 2),
+            double=False,
+            interleave=False,
+            network=False,
+            explore="0",
+        )
+        with Campaign(config) as campaign:
+            results.append(campaign.run())
+        queue = f"sqlite:///{config.workdir / QUEUE_STORE}"
+        shown = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}).invoke(
+            app, ["queue", "--db", queue, "--tenant", TENANT, "--json"]
+        )
+        assert shown.exit_code == 0, shown.stderr
+        listed += [e["workflow_id"] for e in json.loads(shown.stdout)]
+    merged = merge_results(results)
+    waiting = sorted(f"{r.scenario}:{r.run_id}" for r in merged.runs if r.final_status in WAITING)
+    assert f"{thin.name}:clean" in waiting
+    assert sorted(listed) == waiting
