@@ -3,16 +3,17 @@
 A schedule may name operator controls (`FaultSchedule.controls`): once a worker's run stops
 waiting for a person (needs review, quarantined, budget exhausted, dead-lettered), the harness
 plays that person and applies them in order through the engine's `control(workflow_id, name,
-actor, reason)` (an engine without one is not operated), then resumes the run if a control
-handed it back. A control the engine refuses leaves the run where it stopped. This is how the
-oracle reaches an engine's operator tools: a control that marks a run complete while an effect
-is still in doubt is judged like any other way of ending a run.
+actor, reason)` (`protocol.OperatedEngine`; an engine without one is not operated), then
+resumes the run if a control handed it back. A control the engine refuses leaves the run where
+it stopped. This is how the oracle reaches an engine's operator tools: a control that marks a
+run complete while an effect is still in doubt is judged like any other way of ending a run.
 """
 
 from __future__ import annotations
 
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import Outcome, RunStatus
+from killpoint.harness.protocol import EngineUnderTest, OperatedEngine
 from killpoint.harness.schedule import FaultSchedule
 
 ACTOR = "killpoint-operator"
@@ -28,21 +29,19 @@ QUEUED = frozenset(status.value for status in WAITING)  # as histories spell the
 
 
 def operate(
-    engine: object, schedule: FaultSchedule, outcome: Outcome, applied: list[str]
+    engine: EngineUnderTest, schedule: FaultSchedule, outcome: Outcome, applied: list[str]
 ) -> Outcome:
     """Apply the schedule's controls once per run (`applied` keeps what was done, and what was
     refused), when `outcome` waits for a person; the run's outcome after them."""
-    control = getattr(engine, "control", None)
-    if control is None or applied or outcome.status not in WAITING:
+    if not isinstance(engine, OperatedEngine) or applied or outcome.status not in WAITING:
         return outcome
     for name in schedule.controls:
         try:
-            outcome = control(outcome.workflow_id, name, ACTOR, f"case {schedule.run_id}")
+            outcome = engine.control(outcome.workflow_id, name, ACTOR, f"case {schedule.run_id}")
         except KillpointError as exc:
             applied.append(f"{name} refused: {exc}")
             return outcome
         applied.append(f"{name}: {outcome.status.value}")
     if outcome.status is RunStatus.RUNNING:
-        resumed: Outcome = engine.resume(outcome.workflow_id)  # type: ignore[attr-defined]
-        return resumed
+        return engine.resume(outcome.workflow_id)
     return outcome

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import httpx
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -125,6 +125,16 @@ class EngineUnderTest(Protocol):
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
         """A human approves the pending request at `gate`, valid for `ttl_s` on `env.clock`."""
+        ...
+
+
+@runtime_checkable
+class OperatedEngine(Protocol):
+    """An engine whose workers also take an operator's control (optional: `harness.operator`)."""
+
+    def control(self, workflow_id: str, name: str, actor: str, reason: str) -> Outcome:
+        """Apply the operator control `name` (reconcile, retry, compensate, request-approval,
+        branch, terminate) as `actor`, for `reason`; a `KillpointError` when it is refused."""
         ...
 
 

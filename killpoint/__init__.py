@@ -8,9 +8,10 @@ What a team imports to point killpoint at its own agent and its own engine:
 - the vocabulary every engine shares: `EffectIntent`, `Receipt`, `EffectAdapter`,
   `EffectRecord`, `ApprovalRecord`, `RunStatus`, `EffectStatus`, `Outcome`, the
   service-outcome errors (`OutcomeUnknown`, `EffectRejected`, `CannotTell`) and `KillpointError`;
-- the engine protocol: `EngineUnderTest` built by an `EngineFactory` from a `WorkerEnv`, an
-  `EngineSpec` with its optional `HistoryReader` (returning `CheckpointRecord`s), tamper and
-  prepare hooks, and the `StoreHandle` it is given;
+- the engine protocol: `EngineUnderTest` built by an `EngineFactory` from a `WorkerEnv` (an
+  `OperatedEngine` also takes an operator's controls), an `EngineSpec` with its optional
+  `HistoryReader` (returning `CheckpointRecord`s), tamper and prepare hooks, and the
+  `StoreHandle` it is given;
 - fault schedules and what a campaign returns: `FaultSchedule`, `History`, `Verdict`,
   `CampaignResult`, and `load_engine` / `load_schedule` to rebuild a run;
 - the campaign entry point: `run_campaign(*scenarios, engine=..., **options)`, whose options are
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
         EngineUnderTest,
         HistoryReader,
         NoHistory,
+        OperatedEngine,
         Shared,
         StoreHandle,
         WorkerEnv,
@@ -100,6 +102,7 @@ _HOMES = {
     "EngineFactory": "killpoint.harness.protocol",
     "EngineSpec": "killpoint.harness.protocol",
     "EngineUnderTest": "killpoint.harness.protocol",
+    "OperatedEngine": "killpoint.harness.protocol",
     "ExpectedEffect": "killpoint.harness.scenario",
     "FakeClock": f"{_CONTRACT}.clock",
     "FaultSchedule": "killpoint.harness.schedule",
@@ -166,6 +169,7 @@ __all__ = [
     "KillpointError",
     "NamedCase",
     "NoHistory",
+    "OperatedEngine",
     "Outcome",
     "OutcomeUnknown",
     "Receipt",

@@ -34,7 +34,7 @@ def test_the_public_face_names_the_protocol_the_contract_and_the_records() -> No
         "EffectRejected", "CannotTell",
         # the engine protocol
         "WorkerEnv", "StoreHandle", "EngineUnderTest", "EngineFactory", "EngineSpec",
-        "HistoryReader", "CheckpointRecord",
+        "HistoryReader", "CheckpointRecord", "OperatedEngine",
         # schedules and results
         "FaultSchedule", "History", "Verdict", "CampaignResult", "load_engine", "load_schedule",
     }  # fmt: skip
