@@ -3,19 +3,26 @@ every step from one to the next is a legal transition of the workflow.
 
 Its evidence is the engine's own lineage: without a history reader, or with one that shows no
 checkpoint of the workflow, there is nothing to judge and the answer is unknown.
+
+A person may move a run where no step leads (seed 000's narrow controls): to the state a
+compensating step starts from, or back to an approval gate. Such a move is legal only as the
+work of a control the harness itself applied as the case's operator (`History.controls`), one
+move per control, and only to where that control leads; never on the engine's word.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 from killpoint.harness.checkers._common import ok, unknown, violated
-from killpoint.harness.contract.workflow import Workflow
+from killpoint.harness.contract.workflow import StepKind, Workflow
 from killpoint.harness.history import History
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 
 NAME = "monotonic_sequence"
+MOVING_CONTROLS = ("compensate", "request-approval")  # the controls that move a run's state
 
 
 def _refs(*cps: CheckpointRecord) -> list[EvidenceRef]:
@@ -44,7 +51,33 @@ def _legal(workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord) -> bool
     return False
 
 
-def _broken_link(workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord) -> str | None:
+def _operator_moves(history: History) -> Counter[str]:
+    """The state-moving controls the case's operator applied (a refused one moved nothing)."""
+    applied = (line.partition(": ")[0] for line in history.controls)
+    return Counter(name for name in applied if name in MOVING_CONTROLS)
+
+
+def _moved_by_operator(workflow: Workflow, b: CheckpointRecord, moves: Counter[str]) -> bool:
+    """Whether `b` is where one of the operator's unspent controls leads; spends it if so."""
+    for control, kind in (("compensate", StepKind.COMPENSATE), ("request-approval", None)):
+        if not moves[control]:
+            continue
+        if kind is None:
+            leads = b.status == "waiting_approval" and any(
+                t.step.kind is StepKind.APPROVAL and t.source == b.state
+                for t in workflow.transitions
+            )
+        else:
+            leads = any(t.step.kind is kind and t.source == b.state for t in workflow.transitions)
+        if leads:
+            moves[control] -= 1
+            return True
+    return False
+
+
+def _broken_link(
+    workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord, moves: Counter[str]
+) -> str | None:
     """What is wrong between two consecutive committed checkpoints, if anything."""
     if b.sequence == a.sequence:
         return f"checkpoint #{a.sequence} committed twice"
@@ -64,7 +97,8 @@ def _broken_link(workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord) -
         return (
             f"fork: #{b.sequence} belongs to run {b.run_id}, which does not descend from {a.run_id}"
         )
-    if a.trusted and b.trusted and not _legal(workflow, a, b):
+    trusted = a.trusted and b.trusted
+    if trusted and not _legal(workflow, a, b) and not _moved_by_operator(workflow, b, moves):
         return f"illegal transition {a.state} → {b.state}"
     return None
 
@@ -83,8 +117,9 @@ def check_sequence(history: History, workflow: Workflow) -> Verdict:
             [_cite(cps[0])],
             _refs(cps[0]),
         )
+    moves = _operator_moves(history)
     for a, b in itertools.pairwise(cps):
-        problem = _broken_link(workflow, a, b)
+        problem = _broken_link(workflow, a, b, moves)
         if problem is not None:
             return violated(NAME, problem, [_cite(a), _cite(b)], _refs(a, b))
     return ok(NAME, f"#{cps[0].sequence}..#{cps[-1].sequence}, every transition legal")

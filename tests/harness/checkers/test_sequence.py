@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from killpoint.harness.checkers.sequence import check_sequence
+from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.protocol import CheckpointRecord
-from killpoint.harness.results import EvidenceRef
+from killpoint.harness.results import EvidenceRef, Verdict
+from killpoint.scenarios import CATALOGUE
 from tests.harness.checkers.histories import (
     WORKFLOW,
     checkpoint,
@@ -94,3 +96,47 @@ def test_a_reader_that_shows_no_checkpoint_is_unknown(final_status: str) -> None
     verdict = check_sequence(completed_run(checkpoints=[], final_status=final_status), WORKFLOW)
     assert verdict.valid == "unknown"
     assert "no checkpoint" in verdict.summary
+
+
+# -- a person's controls (seed 000): moves no step makes, legal only as the operator's ----------
+
+SAGA = CATALOGUE["order_saga"].workflow  # shipment_rejected → refund is its compensation
+REFUND = CATALOGUE["approval_refund"].workflow  # refund_requested is its approval gate's state
+
+
+def _moved(workflow: Workflow, b_state: str, b_status: str, controls: list[str]) -> Verdict:
+    """From a state no step of `workflow` leads to `b_state` from (charged, refunded)."""
+    start = checkpoint(1, "charged" if workflow is SAGA else "refunded")
+    moved = checkpoint(2, b_state, status=b_status)
+    return check_sequence(completed_run(checkpoints=[start, moved], controls=controls), workflow)
+
+
+@pytest.mark.parametrize(
+    ("workflow", "state", "status", "control"),
+    [
+        (SAGA, "shipment_rejected", "running", "compensate: running"),
+        (REFUND, "refund_requested", "waiting_approval", "request-approval: waiting_approval"),
+    ],
+)
+def test_a_move_the_operator_s_control_made_is_legal_and_the_same_move_without_it_is_not(
+    workflow: Workflow, state: str, status: str, control: str
+) -> None:
+    assert _moved(workflow, state, status, [control]).valid is True
+    name = control.partition(":")[0]
+    for controls in ([], [f"{name} refused: the rules forbid it"], ["reconcile: running"]):
+        verdict = _moved(workflow, state, status, controls)
+        assert verdict.valid is False and verdict.summary.startswith("illegal transition")
+
+
+def test_one_control_excuses_one_move_and_only_to_where_it_leads() -> None:
+    compensated = [checkpoint(1, "charged"), checkpoint(2, "shipment_rejected")]
+    once = completed_run(checkpoints=compensated, controls=["compensate: running"])
+    assert check_sequence(once, SAGA).valid is True
+    twice = [*compensated, checkpoint(3, "charged"), checkpoint(4, "shipment_rejected")]
+    history = completed_run(checkpoints=twice, controls=["compensate: running"])
+    verdict = check_sequence(history, SAGA)  # shipment_rejected → charged: no control made it
+    assert verdict.valid is False and verdict.refs[0].index == 2
+    # a control that completes a run with an effect in doubt is still an illegal jump
+    jumped = [checkpoint(1, "charged"), checkpoint(2, "delivered", status="completed")]
+    history = completed_run(checkpoints=jumped, controls=["compensate: completed"])
+    assert check_sequence(history, SAGA).valid is False
