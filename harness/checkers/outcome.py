@@ -23,6 +23,8 @@ Faults change the outcome only these ways; anything else is false — a run that
 |                  | or a checkpoint's budget with no steps or cost left                          |
 | dead_lettered    | the run was redelivered: more than one worker took it (a queue's max         |
 |                  | deliveries stops a run that keeps failing recovery)                          |
+| compensated      | the case's operator applied `compensate` (a person's control, seed 000)      |
+| failed           | the case's operator applied `terminate`                                      |
 
 A run that did not end is progress's to judge (unknown here). An explanation that needs the
 ledger or the budgets (an attempt spent and never delivered) is unknown without a reader;
@@ -237,6 +239,17 @@ def _redelivered(history: History) -> Why:
     return None
 
 
+def _operated(control: str) -> Callable[[History], Why]:
+    """A person's control that ends a run so, applied by the case's operator (not refused)."""
+
+    def applied(history: History) -> Why:
+        if control in (line.partition(": ")[0] for line in history.controls):
+            return True, f"the case's operator applied {control}"
+        return None
+
+    return applied
+
+
 EXPLANATIONS: dict[str, tuple[Callable[[History], Why], ...]] = {
     "quarantined": (_refused_tampering, _deploy),
     "needs_review": (
@@ -250,4 +263,6 @@ EXPLANATIONS: dict[str, tuple[Callable[[History], Why], ...]] = {
     ),
     "budget_exhausted": (_budget_spent,),
     "dead_lettered": (_redelivered,),
+    "compensated": (_operated("compensate"),),
+    "failed": (_operated("terminate"),),
 }

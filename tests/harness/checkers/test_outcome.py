@@ -3,6 +3,7 @@ and the faults that may explain a safe stop instead."""
 
 from __future__ import annotations
 
+import pytest
 from pydantic import JsonValue
 
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
@@ -212,3 +213,15 @@ def test_a_dead_letter_after_redeliveries_is_true_and_without_any_is_false() -> 
     assert check_outcome(redelivered, WORKFLOW).valid is True
     once = completed_run(final_status="dead_lettered", workers=[worker(0, status="dead_lettered")])
     assert check_outcome(once, WORKFLOW).valid is False
+
+
+@pytest.mark.parametrize(
+    ("final", "control"), [("compensated", "compensate"), ("failed", "terminate")]
+)
+def test_an_end_the_case_s_operator_chose_is_explained_and_a_refused_control_explains_nothing(
+    final: str, control: str
+) -> None:
+    applied = check_outcome(_ended(final, controls=[f"{control}: {final}"]), WORKFLOW)
+    assert applied.valid is True and f"the case's operator applied {control}" in applied.summary
+    for controls in ([], [f"{control} refused: the rules forbid it"], ["reconcile: running"]):
+        assert check_outcome(_ended(final, controls=controls), WORKFLOW).valid is False
