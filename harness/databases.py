@@ -11,6 +11,8 @@ engine makes there is the engine's business.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import URL, create_engine, make_url, text
@@ -49,9 +51,8 @@ def is_postgres(url: str) -> bool:
 def label(url: str) -> str:
     """The URL as a summary may show it: no password, the schema named."""
     parsed = make_url(url)
-    options = str(parsed.query.get("options", ""))
     shown = parsed.difference_update_query(["options"]).render_as_string(hide_password=True)
-    schema = options.partition("search_path=")[2]
+    schema = schema_of(url)
     return f"{shown} (schema {schema})" if schema else shown
 
 
@@ -79,6 +80,30 @@ def drop_schemas(url: str, schemas: list[str]) -> None:
                 conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
     finally:
         engine.dispose()
+
+
+def schema_of(url: str) -> str:
+    """The schema a database URL pins (`options=-csearch_path=…`); "" when it pins none."""
+    return str(make_url(url).query.get("options", "")).partition("search_path=")[2]
+
+
+def drop_scratch(asked: str | None, made: str) -> None:
+    """Drop the schema `world_database(asked, …)` made (`made`), if it made one: nothing for
+    SQLite or for a URL that pinned its own schema (that one is the user's)."""
+    if asked is None or not is_postgres(asked) or pins_schema(asked):
+        return
+    schema = schema_of(made)
+    if schema.startswith("kp_"):
+        drop_schemas(asked, [schema])
+
+
+@contextmanager
+def dropped(asked: str | None, made: str) -> Iterator[None]:
+    """`drop_scratch(asked, made)` on the way out, whatever happens inside."""
+    try:
+        yield
+    finally:
+        drop_scratch(asked, made)
 
 
 def world_database(url: str | None, root: Path) -> str:

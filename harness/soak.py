@@ -30,6 +30,7 @@ from killpoint.fake_services import FaultInjectingTransport, ServiceProcess
 from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
 from killpoint.harness.contract.clock import SystemClock
 from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.databases import drop_scratch
 from killpoint.harness.protocol import EngineSpec, StoreHandle, WorkerEnv
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.soak_pauses import OVERTAKEN, Pauses, waiting
@@ -101,6 +102,7 @@ class Soak:
         handle = store_for(self.workdir, self.url)
         services = ServiceProcess(self.workdir / "journal.sqlite").start()
         ids = [f"soak-{i}" for i in range(self.workflows)]
+        judged: SoakResult | None = None
         try:
             with httpx.Client(base_url=services.base_url) as http:
                 first = self.engine.factory(self._env(handle, http, "starter"), self.scenario)
@@ -112,10 +114,13 @@ class Soak:
             began = time.monotonic()
             kills = self._race(handle, services.base_url, ids, began)
             seconds = time.monotonic() - began
-            return self._judge(handle.url, services, ids, seconds, kills)
+            judged = self._judge(handle.url, services, ids, seconds, kills)
+            return judged
         finally:
             services.stop()
             handle.shared.close()
+            if judged is not None and judged.ok:  # a clean race's scratch schema goes; a
+                drop_scratch(self.url, handle.url)  # failing one's stays, for `inspect`
 
     def _env(
         self, handle: StoreHandle, http: httpx.Client, owner: str, hook: BoundaryHook = no_hook

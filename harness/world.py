@@ -20,11 +20,10 @@ from types import TracebackType
 from typing import Protocol
 
 import httpx
-from sqlalchemy import make_url
 
 from killpoint.fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
 from killpoint.harness.contract.records import Versions
-from killpoint.harness.databases import drop_schemas, label, pins_schema, world_database
+from killpoint.harness.databases import drop_scratch, label, pins_schema, world_database
 from killpoint.harness.db_loss import StoreFile
 from killpoint.harness.deploy_routing import BASE_VERSIONS as BASE_VERSIONS
 from killpoint.harness.protocol import EngineSpec, StoreHandle
@@ -161,9 +160,7 @@ class World:
         if own is None:
             return
         own.shared.close()
-        if self.store_url is not None:  # a schema this world made for one run
-            options = str(make_url(own.url).query.get("options", ""))
-            drop_schemas(self.store_url, [options.partition("search_path=")[2]])
+        drop_scratch(self.store_url, own.url)  # a schema this world made for one run
         shutil.rmtree(own.workdir, ignore_errors=True)
 
     @property

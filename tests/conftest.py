@@ -22,7 +22,7 @@ from sqlalchemy.exc import OperationalError
 
 from killpoint.fake_services import InProcessServices
 from killpoint.harness.contract.clock import FakeClock
-from killpoint.harness.databases import drop_schemas
+from killpoint.harness.databases import dropped
 from killpoint.harness.engine.store import Store
 from killpoint.harness.world import World
 
@@ -135,11 +135,8 @@ def world(backend: str, tmp_path: Path, checkpoint_key: bytes) -> Iterator[World
     if backend == "postgres":
         url = _postgres_url()
         _check_reachable(url)
-    with World.open(tmp_path / "world", url) as opened:
+    with World.open(tmp_path / "world", url) as opened, dropped(url, opened.store.url):
         yield opened
-    if url is not None:
-        options = str(make_url(opened.store.url).query["options"])
-        drop_schemas(url, [options.partition("search_path=")[2]])
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from killpoint.harness import campaign, db_loss
 from killpoint.harness.campaign import run_in_tier
 from killpoint.harness.checkers import check_all
 from killpoint.harness.cli import app
+from killpoint.harness.databases import drop_scratch, dropped
 from killpoint.harness.db_faults import LockAt, SeverAt, StatementFault, VanishAt
 from killpoint.harness.engine.store import Store
 from killpoint.harness.engines.reference import REFERENCE, open_store
@@ -80,8 +81,11 @@ def test_a_connection_cut_before_any_write_loses_and_repeats_nothing(
         with World.open(tmp_path / f"cut-{n}", url) as world:
             cut = SeverAt(open_store(world.store).db, n, armed=False)
             schedule = FaultSchedule(scenario=SCENARIO.name, run_id=f"cut-{n}", max_workers=4)
-            with cut:
-                history = run_schedule(world, SCENARIO, schedule, _arming(cut))
+            try:
+                with cut:
+                    history = run_schedule(world, SCENARIO, schedule, _arming(cut))
+            finally:
+                drop_scratch(url, world.store.url)  # the world's own schema, not the test's
             if cut.at is None:
                 break  # the run wrote fewer than n statements: every cut was tried
             cut_at.append(cut.at)
@@ -228,7 +232,7 @@ def test_a_forked_worker_whose_connection_was_cut_died_and_the_next_one_resumes(
     died (not the engine's failure); the next one, itself SIGKILLed, and the one after resume."""
     url = None if backend == "sqlite" else request.getfixturevalue("postgres_url")
     crash = HitPoint(worker=1, step=None, boundary="lease.acquired")
-    with open_real_world(tmp_path, url) as world:
+    with open_real_world(tmp_path, url) as world, dropped(url, world.store.url):
         for n in (2, 17):
             cut = SeverAt(open_store(world.store).db, n, armed=False)
             schedule = FaultSchedule(

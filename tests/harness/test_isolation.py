@@ -12,7 +12,7 @@ from sqlalchemy import make_url
 
 from killpoint import scenarios
 from killpoint.harness.campaign import Campaign, CampaignConfig
-from killpoint.harness.databases import drop_schemas
+from killpoint.harness.databases import drop_schemas, dropped
 from killpoint.harness.engines.reference import REFERENCE, open_store
 from killpoint.harness.results import RunResult
 from killpoint.harness.runner import run_schedule
@@ -69,7 +69,8 @@ def test_a_run_after_others_has_the_history_of_the_same_run_in_a_new_world(
         run_schedule(world, scenario, earlier, engine)
     assert world.clock.now() > EPOCH  # earlier runs moved the clock: the next starts over
     after_others = run_schedule(world, scenario, schedule, engine)
-    with World.open(tmp_path / "fresh", world.store_url) as fresh:
+    fresh = World.open(tmp_path / "fresh", world.store_url)
+    with fresh, dropped(world.store_url, fresh.store.url):
         alone = run_schedule(fresh, scenario, schedule, engine)
     assert after_others.identity() == alone.identity()
     assert after_others.final_status in ("needs_review", "completed")

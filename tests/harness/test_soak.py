@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from killpoint.harness.catalogue import installed
+from killpoint.harness.databases import drop_scratch, world_database
 from killpoint.harness.engines.registry import load_engine
 from killpoint.harness.soak import Soak, SoakResult, judge_lineages
 from killpoint.harness.soak_writes import Write, judge_writes
@@ -70,16 +71,22 @@ def test_a_write_under_a_superseded_token_or_a_sequence_written_twice_is_named(
 
 
 def _soak(tmp_path: Path, url: str, engine: str | None, stop_at_stale: bool = False) -> SoakResult:
-    return Soak(
-        load_engine(engine),
-        installed().scenario("order_saga"),
-        url,
-        tmp_path,
-        procs=3,
-        workflows=20,
-        time_limit_s=90,
-        stop_at_stale=stop_at_stale,
-    ).run()
+    """A 3 x 20 race in a schema of the test's own, dropped after (a soak that finds a stale
+    write keeps its own schema for inspection; the shared test database keeps none)."""
+    own = world_database(url, tmp_path)
+    try:
+        return Soak(
+            load_engine(engine),
+            installed().scenario("order_saga"),
+            own,
+            tmp_path,
+            procs=3,
+            workflows=20,
+            time_limit_s=90,
+            stop_at_stale=stop_at_stale,
+        ).run()
+    finally:
+        drop_scratch(url, own)
 
 
 @pytest.mark.postgres

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from killpoint import scenarios
+from killpoint.harness.databases import drop_scratch, schema_of, world_database
 from killpoint.harness.engine.store import Store
 from killpoint.harness.engines.reference import REFERENCE, open_store, prepare
 from killpoint.harness.plan import singles
@@ -92,3 +93,31 @@ def test_a_warmed_store_compiles_no_statement_during_runs(
         flip = FaultSchedule(scenario="email", run_id="w-tampered", tamper=flipped)
         run_schedule(world, scenarios.get("email"), flip, REFERENCE)
         assert open_store(world.store).db.compiles == compiled
+
+
+@pytest.mark.postgres
+def test_a_scratch_schema_is_dropped_and_a_pinned_one_never(tmp_path: Path) -> None:
+    """`drop_scratch` drops what `world_database` made for an unpinned URL; a URL that pins its
+    own schema (the user's) and a SQLite file are left alone."""
+    url = _postgres_url()
+    _check_reachable(url)
+    made = world_database(url, tmp_path)
+    pinned = world_database(url, tmp_path)  # as a user would pin it: a URL naming the schema
+
+    def exists(at: str) -> bool:
+        engine = create_engine(url)
+        with engine.connect() as conn:
+            found = conn.execute(
+                text("SELECT 1 FROM pg_namespace WHERE nspname = :s"), {"s": schema_of(at)}
+            ).first()
+        engine.dispose()
+        return found is not None
+
+    try:
+        drop_scratch(pinned, pinned)  # asked with the schema named: the user's, kept
+        drop_scratch(None, made)  # a SQLite campaign made no schema
+        assert exists(pinned) and exists(made)
+        drop_scratch(url, made)
+        assert not exists(made) and exists(pinned)
+    finally:
+        _drop_schemas(url, [schema_of(made), schema_of(pinned)])
