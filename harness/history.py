@@ -133,6 +133,13 @@ class History(_Model):
         return [w for w in self.workers if w.end in ("killed", "sigkill")]
 
     @property
+    def controls_applied(self) -> list[str]:
+        """The controls the case's operator applied, in order (`controls` keeps refusals too,
+        as "NAME refused: why"; an applied one is "NAME: status")."""
+        said = (line.partition(": ")[0] for line in self.controls)
+        return [name for name in said if not name.endswith(" refused")]
+
+    @property
     def staged(self) -> list[TamperRecord]:
         """The tamperings that really altered something."""
         return [t for t in self.tampered if t.applied]

@@ -243,7 +243,7 @@ def _operated(control: str) -> Callable[[History], Why]:
     """A person's control that ends a run so, applied by the case's operator (not refused)."""
 
     def applied(history: History) -> Why:
-        if control in (line.partition(": ")[0] for line in history.controls):
+        if control in history.controls_applied:
             return True, f"the case's operator applied {control}"
         return None
 

@@ -53,8 +53,7 @@ def _legal(workflow: Workflow, a: CheckpointRecord, b: CheckpointRecord) -> bool
 
 def _operator_moves(history: History) -> Counter[str]:
     """The state-moving controls the case's operator applied (a refused one moved nothing)."""
-    applied = (line.partition(": ")[0] for line in history.controls)
-    return Counter(name for name in applied if name in MOVING_CONTROLS)
+    return Counter(c for c in history.controls_applied if c in MOVING_CONTROLS)
 
 
 def _moved_by_operator(workflow: Workflow, b: CheckpointRecord, moves: Counter[str]) -> bool:

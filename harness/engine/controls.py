@@ -141,15 +141,9 @@ class Controls:
             facts, cp = self.facts(workflow_id, mine=self.owner)
             self.check(control, workflow_id, facts)
             assert cp is not None  # a run whose checkpoint cannot be trusted was refused
-            session = Session(
-                e.store,
-                lease,
-                e.clock,
-                e.hook,
-                attempts_left=e.store.workflow(workflow_id).attempts_left,
-                outputs=e.load_outputs(cp),
+            held = Held(
+                e.workflow(cp.workflow_name), cp, e.session(lease, e.load_outputs(cp)), facts
             )
-            held = Held(e.workflow(cp.workflow_name), cp, session, facts)
             new = self._commit(control, reason, held, act(held))
         finally:
             _release(e, workflow_id, self.owner)

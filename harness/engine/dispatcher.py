@@ -162,14 +162,7 @@ class Engine:
             return _outcome(cp)
         lease = self.acquire(workflow_id)
         self.hook(b.LEASE_ACQUIRED, None)
-        session = Session(
-            self.store,
-            lease,
-            self.clock,
-            self.hook,
-            attempts_left=self.store.workflow(workflow_id).attempts_left,
-            outputs=outputs,
-        )
+        session = self.session(lease, outputs)
         cp = self.budget_at_resume(session, cp)
         admitted = self.admit(session, wf, cp, key)
         if isinstance(admitted, Refused):  # another version's run: left as it is
@@ -236,6 +229,13 @@ class Engine:
     def acquire(self, workflow_id: str) -> Lease:
         return self.store.acquire_lease(
             workflow_id, self.owner, self.settings.lease_ttl, self.clock.now()
+        )
+
+    def session(self, lease: Lease, outputs: dict[str, JsonValue]) -> Session:
+        """A holder's session of the run under `lease`: a worker's, or an operator's control."""
+        attempts_left = self.store.workflow(lease.workflow_id).attempts_left
+        return Session(
+            self.store, lease, self.clock, self.hook, attempts_left=attempts_left, outputs=outputs
         )
 
     def budget_at_resume(self, session: Session, cp: Checkpoint) -> Checkpoint:

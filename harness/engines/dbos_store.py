@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
 from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.databases import is_postgres, parse
+from killpoint.harness.databases import is_postgres, parse, schema_of
 from killpoint.harness.engines import units
 from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle
@@ -59,7 +59,7 @@ class Location:
 def locate(handle: StoreHandle) -> Location:
     if is_postgres(handle.url):
         parsed = parse(handle.url)
-        schema = str(parsed.query.get("options", "")).partition("search_path=")[2]
+        schema = schema_of(handle.url)
         base = parsed.difference_update_query(["options"]).render_as_string(hide_password=False)
         if schema:
             return Location(base, schema, owned=False)

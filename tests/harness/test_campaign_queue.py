@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import make_url
 from typer.testing import CliRunner
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.catalogue import installed
 from killpoint.harness.cli import app
-from killpoint.harness.databases import drop_schemas
+from killpoint.harness.databases import drop_scratch
 from killpoint.harness.engines.reference import QUEUE_STORE, REFERENCE
 from killpoint.harness.world import TENANT
 from tests.conftest import TEST_KEY
@@ -38,9 +37,7 @@ def test_the_queue_of_a_campaign_s_store_is_what_the_campaign_counted(
     with Campaign(config) as campaign:
         result = campaign.run()
         used = campaign.world.store.url
-    if url is not None:  # the campaign's schema is kept for inspect; not a test's to keep
-        options = str(make_url(used).query["options"])
-        drop_schemas(url, [options.partition("search_path=")[2]])
+    drop_scratch(url, used)  # the campaign's schema is kept for inspect; not a test's to keep
     queue = f"sqlite:///{tmp_path / QUEUE_STORE}"
     counted = {f"{r.scenario}:{r.run_id}": r.final_status for r in result.runs}
     assert len(counted) == len(result.runs)  # one workflow per run: kept runs never meet

@@ -97,7 +97,7 @@ def test_clean_drops_only_the_scratch_schemas_killpoint_made(
     own_database: str, tmp_path: Path
 ) -> None:
     made = databases.world_database(own_database, tmp_path)
-    scratch = str(make_url(made).query["options"]).partition("search_path=")[2]
+    scratch = databases.schema_of(made)
     engine = create_engine(make_url(made))
     with engine.begin() as conn:
         conn.execute(text("CREATE TABLE t (x int)"))

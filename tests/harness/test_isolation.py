@@ -8,11 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sqlalchemy import make_url
 
 from killpoint import scenarios
 from killpoint.harness.campaign import Campaign, CampaignConfig
-from killpoint.harness.databases import drop_schemas, dropped
+from killpoint.harness.databases import drop_schemas, dropped, schema_of
 from killpoint.harness.engines.reference import REFERENCE, open_store
 from killpoint.harness.results import RunResult
 from killpoint.harness.runner import run_schedule
@@ -112,12 +111,8 @@ def test_every_violation_of_a_campaign_replays_alike_in_a_fresh_campaign(
         compared = _replay_violations(tier, url, mutants, explore, tmp_path, made)
     finally:
         if url is not None:
-            drop_schemas(url, [_schema(u) for u in made])
+            drop_schemas(url, [schema_of(u) for u in made])
     assert compared >= mutants
-
-
-def _schema(url: str) -> str:
-    return str(make_url(url).query["options"]).partition("search_path=")[2]
 
 
 def _replay_violations(

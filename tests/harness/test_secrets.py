@@ -15,11 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
-from killpoint.harness.databases import drop_schemas, world_database
+from killpoint.harness.databases import drop_schemas, schema_of, world_database
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.protocol import StoreHandle
 from killpoint.scenarios import CATALOGUE
@@ -102,10 +102,6 @@ def _row_leaks(url: str) -> list[str]:
     return found
 
 
-def _schema(url: str) -> str:
-    return str(make_url(url).query["options"]).partition("search_path=")[2]
-
-
 def _as_bytes(value: object) -> bytes:
     if isinstance(value, bytes | memoryview):
         return bytes(value)
@@ -128,7 +124,7 @@ def test_the_row_scan_finds_a_planted_leak(postgres_url: str, tmp_path: Path) ->
         assert sorted(_row_leaks(url)) == ["held", "noted"]
     finally:
         engine.dispose()
-        drop_schemas(postgres_url, [_schema(url)])
+        drop_schemas(postgres_url, [schema_of(url)])
 
 
 @pytest.mark.postgres
@@ -162,7 +158,7 @@ def test_a_campaign_on_postgres_stores_its_checkpoint_key_in_no_row(
             scanned.extend(_row_leaks(url))
         finally:
             campaign.close()
-            drop_schemas(postgres_url, [_schema(url)])
+            drop_schemas(postgres_url, [schema_of(url)])
     assert all(r.valid is not False for r in result.runs)
     assert {"single", "network", "named"} <= {r.kind for r in result.runs}  # it all ran
     assert "quarantined" in {r.final_status for r in result.runs}
