@@ -158,12 +158,19 @@ def marks(
 # -- where the plan tells them ---------------------------------------------------------------
 
 
-def sampled(scenario: Scenario, hits: Sequence[HitRecord], seed: int) -> dict[int, tuple[Lie, ...]]:
+def sampled(
+    scenario: Scenario, hits: Sequence[HitRecord], risks: Sequence[int], seed: int
+) -> dict[int, tuple[Lie, ...]]:
     """Which single crashes carry a lie, by the position of the hit they crash (`single-<n>`):
     each kind of lie at each phase of a run — told to the first worker before its first
     resume, to the recovery of a crash in each step (and between steps), and to a worker after
-    the recovery — each at one crash of that phase, drawn by the seed and the scenario alone."""
+    the recovery — each on one crash of that phase: of those carrying the fewest lies so far,
+    the riskiest (`risks`, lower first), ties drawn by the seed and the scenario alone. So the
+    lies ride on the crashes a hunt makes first, one kind to a crash where they can."""
+    if not hits:
+        return {}
     rng = random.Random(f"{seed}:{scenario.name}:lies")
+    draw = [rng.random() for _ in hits]
     steps = list(dict.fromkeys(h.step for h in hits))
     everywhere = list(range(len(hits)))
     phases: list[tuple[int, list[int]]] = [(0, everywhere)]
@@ -172,9 +179,7 @@ def sampled(scenario: Scenario, hits: Sequence[HitRecord], seed: int) -> dict[in
     told: dict[int, list[Lie]] = {}
     for kind in kinds_for(scenario):
         for worker, crashes in phases:
-            if not crashes:
-                continue
-            n = rng.choice(crashes)
+            n = min(crashes, key=lambda c: (len(told.get(c, ())), risks[c], draw[c]))
             if len(told.setdefault(n, [])) < MAX_LIES:
                 told[n].append(Lie(worker=worker, kind=kind))
     return {n: tuple(lies) for n, lies in told.items()}

@@ -129,7 +129,8 @@ def singles(
     `options` that ask for lies, a sample of them told lying start messages."""
     runs = single_crashes(scenario, recording)
     if options is not None and options.lies:
-        told = sampled(scenario, first_hits(recording), options.seed)
+        risks = [int(risk) for risk in crash_risk(recording)]
+        told = sampled(scenario, first_hits(recording), risks, options.seed)
         runs = [_told(run, told.get(n, ())) for n, run in enumerate(runs)]
     return sorted(runs, key=_risk)
 
