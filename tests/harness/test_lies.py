@@ -9,8 +9,9 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.campaign import Campaign, CampaignConfig, exploration
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
+from killpoint.harness.explore import Budget
 from killpoint.harness.history import History
 from killpoint.harness.lies import FORGED_ACTOR, LIAR_TENANT, kinds_for, lying_message, sampled
 from killpoint.harness.plan import Plan, PlanOptions, clean, doubles, interleavings
@@ -93,6 +94,16 @@ def test_the_exploration_draws_lies_only_when_asked(tmp_path: Path) -> None:
     found = _explored(tmp_path / "on", REFERENCE, "email", "12")
     assert any(r.schedule.lies for r in found)
     assert all(r.valid is True for r in found)
+    config = CampaignConfig([CATALOGUE["email"]], tmp_path / "off", REFERENCE, lies=False)
+    plan = Plan(config.scenarios, config.plan_options())
+    assert plan.options.lies is False
+    with Campaign(config) as campaign:
+        plan.observe(
+            clean(CATALOGUE["email"]), campaign.execute_planned(clean(CATALOGUE["email"]))[1]
+        )
+        [search] = exploration(campaign, plan, config.scenarios, Budget(runs=8))
+        assert search.lies is False
+        assert not any(r.schedule.lies for r in search.run())
 
 
 Starts = list[tuple[str, str, dict[str, JsonValue]]]
