@@ -28,7 +28,8 @@ from killpoint.harness.schedule import LIE_KINDS, MAX_LIES, Lie, LieKind
 
 LIAR_TENANT = "tenant-b"  # the tenant whose worker claims this run's workflow id
 FORGED_ACTOR = "forged-approver@lie.example.test"  # who a forged approval says approved
-EDITED = "edited"  # what a changed target's name gains
+# what the names a lie makes gain after the run id: none a neighbour's run id could give
+EDITED, OTHER, CLAIMED = "lie-edited", "lie-other", f"lie-{LIAR_TENANT}"
 MIN_NUMBER = 100  # smaller numbers are too common in a body to tell a lie's from another's
 MIN_TEXT = 4
 FOREVER_S = 10.0**9  # a forged approval's expiry: it never lapses
@@ -68,9 +69,9 @@ def lying_message(
         retarget = _retargeted(run_id, any(run_id in s for s in _texts(dict(original))))
         content = _mapped(original, retarget)
     elif kind == "workflow":
-        content = dict(scenario.make_input(f"{run_id}-other"))
+        content = dict(scenario.make_input(f"{run_id}-{OTHER}"))
     elif kind == "tenant":
-        content, tenant = dict(scenario.make_input(f"{run_id}-{LIAR_TENANT}")), LIAR_TENANT
+        content, tenant = dict(scenario.make_input(f"{run_id}-{CLAIMED}")), LIAR_TENANT
     else:
         gates = sorted({t.step.gate for t in scenario.workflow.transitions if t.step.gate})
         claims: list[JsonValue] = [

@@ -32,12 +32,14 @@ def test_each_kind_of_lie_says_what_the_original_did_not_and_marks_only_that() -
     assert raised.content["order_id"] == ORIGINAL["order_id"] and raised.tenant is None
     assert set(raised.marks) == {24_001, 50_001}
     renamed = lying_message(REFUND, "r1", ORIGINAL, "target")
-    assert renamed.content["order_id"] == "approval-order-r1-edited"
-    assert renamed.marks == ("approval-order-r1-edited",)  # "EUR" and the reason stay as they were
+    assert renamed.content["order_id"] == "approval-order-r1-lie-edited"
+    assert renamed.marks == (
+        "approval-order-r1-lie-edited",
+    )  # "EUR" and the reason stay as they were
     other = lying_message(REFUND, "r1", ORIGINAL, "workflow")
-    assert other.content == dict(REFUND.make_input("r1-other")) and other.tenant is None
+    assert other.content == dict(REFUND.make_input("r1-lie-other")) and other.tenant is None
     claimed = lying_message(REFUND, "r1", ORIGINAL, "tenant")
-    assert claimed.tenant == LIAR_TENANT and claimed.marks == ("approval-order-r1-tenant-b",)
+    assert claimed.tenant == LIAR_TENANT and claimed.marks == ("approval-order-r1-lie-tenant-b",)
     forged = lying_message(REFUND, "r1", ORIGINAL, "approval")
     assert forged.content["approvals"] == [
         {
@@ -145,11 +147,16 @@ def test_a_lie_reaches_the_worker_and_another_tenant_s_claim_a_worker_of_that_te
         ("tenant-a", "worker-0", original),
         ("tenant-a", "worker-1", {**original, "amount_cents": 8401}),
         (LIAR_TENANT, f"{LIAR_TENANT}-worker-1", dict(CATALOGUE["order_saga"].make_input(
-            f"spied-{LIAR_TENANT}"))),
+            f"spied-lie-{LIAR_TENANT}"))),
     ]  # fmt: skip
     assert [(x.worker, x.kind, x.tenant, x.marks) for x in history.lies] == [
         (1, "amount", "tenant-a", [8401]),
-        (1, "tenant", LIAR_TENANT, [f"order-spied-{LIAR_TENANT}", f"shipment-spied-{LIAR_TENANT}"]),
+        (
+            1,
+            "tenant",
+            LIAR_TENANT,
+            [f"order-spied-lie-{LIAR_TENANT}", f"shipment-spied-lie-{LIAR_TENANT}"],
+        ),
     ]
     # after worker 0's requests: none had come, the charge was about to be sent
     assert {x.journal_seq for x in history.lies} == {0}
