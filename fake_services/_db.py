@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS requests (
     business_key TEXT,
     fingerprint TEXT NOT NULL,
     time REAL NOT NULL,
-    outcome TEXT NOT NULL
+    outcome TEXT NOT NULL,
+    body TEXT
 );
 CREATE INDEX IF NOT EXISTS requests_by_key ON requests (idempotency_key);
 CREATE TABLE IF NOT EXISTS effects (

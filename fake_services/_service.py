@@ -29,7 +29,7 @@ from killpoint.fake_services.faults import (
     FaultInjector,
     FaultMode,
 )
-from killpoint.fake_services.journal import Journal, RequestRecord, fingerprint
+from killpoint.fake_services.journal import Journal, RequestRecord, fingerprint, journaled_body
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
 
@@ -100,6 +100,7 @@ class Services:
             business_key=business_key,
             fingerprint=fingerprint(body),
             time=self.clock.now(),
+            body=journaled_body(body),
         )
         mode = fault.mode if fault is not None else None
         if mode is FaultMode.TIMEOUT_BEFORE_COMMIT:

@@ -18,7 +18,7 @@ from typing import Any
 from killpoint.fake_services._db import Database
 
 _REQUEST_COLUMNS = (
-    "seq, service, operation, idempotency_key, business_key, fingerprint, time, outcome"
+    "seq, service, operation, idempotency_key, business_key, fingerprint, time, outcome, body"
 )
 _EFFECT_COLUMNS = (
     "seq, service, operation, business_key, idempotency_key, fingerprint, time, resource_id"
@@ -29,8 +29,22 @@ def fingerprint(body: Any) -> str:
     """sha256 of a request body: raw bytes as they are, anything else as canonical JSON."""
     if isinstance(body, bytes):
         return hashlib.sha256(body).hexdigest()
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical(body).encode()).hexdigest()
+
+
+def canonical(body: Any) -> str:
+    """A JSON body as the journal keeps it: sorted keys, no spaces, so equal bodies read equal."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def journaled_body(body: Any) -> str | None:
+    """What the journal keeps of a request's body: its canonical JSON, so the oracle can tell
+    what a request carried (an amount, a target); nothing for raw bytes (a file's content is
+    judged by its fingerprint)."""
+    return None if isinstance(body, bytes) else canonical(body)
+
+
+EMPTY = fingerprint(b"")  # a request without a body (a GET, a DELETE): it carries its key alone
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,7 @@ class RequestRecord:
     fingerprint: str
     time: float
     outcome: str
+    body: str | None = None  # canonical JSON of a JSON body; None for bytes (`journaled_body`)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)  # flat fields: what asdict gives, without its deep copy
@@ -110,12 +125,13 @@ class Journal:
         fingerprint: str,
         time: float,
         outcome: str = "received",
+        body: str | None = None,
     ) -> RequestRecord:
         """Record (and, outside a transaction, commit) a delivery on arrival."""
         cursor = self.db.execute(
             "INSERT INTO requests (service, operation, idempotency_key, business_key,"
-            " fingerprint, time, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (service, operation, idempotency_key, business_key, fingerprint, time, outcome),
+            " fingerprint, time, outcome, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (service, operation, idempotency_key, business_key, fingerprint, time, outcome, body),
         )
         assert cursor.lastrowid is not None
         if self.db.private:
@@ -129,6 +145,7 @@ class Journal:
             fingerprint,
             time,
             outcome,
+            body,
         )
 
     def set_outcome(self, request_seq: int, outcome: str) -> None:

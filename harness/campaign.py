@@ -61,6 +61,7 @@ class CampaignConfig:
     # in, and again as the plan unfolds and the exploration ends (progress's total)
     on_plan: Callable[[int], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
+    lies: bool = True  # start messages that lie, on a sample of singles and in exploration
 
     @property
     def pairs_in_process(self) -> bool:
@@ -79,6 +80,7 @@ class CampaignConfig:
             # a deploy is judged by the versions the engine keeps: none, nothing to judge
             deploys=self.deploys and "versions" not in self.engine.lacks,
             real_pairs=not self.pairs_in_process,
+            lies=self.lies,
         )
 
 
@@ -266,6 +268,7 @@ def exploration(
             pairs=config.interleave and config.tier == "inprocess" and config.pairs_in_process,
             label=f"{k}" + "b" * part,
             keep=None if hunt else campaign.keep,
+            lies=config.lies,
         )
         for k, s in enumerate(scenarios)
         if k % total == index - 1

@@ -3,7 +3,8 @@
 The plan crashes each hit once or twice and faults one mutating request at a time. Real bugs
 need more: a crash right after a 5xx (repeated past the attempt budget), a crash while a
 lookup or a verification read fails, withheld visibility with a crash, clock jumps, two workers
-switching at any hit, the start message redelivered after the run ended. Hypothesis draws
+switching at any hit, the start message redelivered after the run ended, or redelivered with
+content that lies (`harness.lies`). Hypothesis draws
 such schedules from what the plan's runs showed (`Menu`: the recording's hits per step, in a
 hunt the recoveries' own hits too, the operations of each step's service), one base
 combination of a crash point and a fault on the same step's service first, then the extras
@@ -32,6 +33,7 @@ from hypothesis.errors import Flaky
 from killpoint.fake_services.faults import OPERATIONS, FaultMode
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.history import History
+from killpoint.harness.lies import kinds_for
 from killpoint.harness.recording import (
     Recovery,
     crash_risk,
@@ -166,6 +168,7 @@ class Exploration:
     budget: Budget
     seed: int = 0
     pairs: bool = True  # two workers at once may be drawn (the in-process tier's, when asked)
+    lies: bool = True  # lying start messages may be drawn (`harness.lies`)
     label: str = "x"
     clock: Callable[[], float] = time.perf_counter  # what a seconds budget is spent on
     keep: Callable[[RunResult], None] | None = None  # each result as it is kept (progress)
@@ -277,6 +280,7 @@ class Exploration:
                 pair = Interleave(
                     after_worker=after % workers, switch_at=switch_at, pause_expires_lease=lapses
                 )
+        lies = self._lies(data, m, workers) if self.lies else []
         return FaultSchedule.model_validate(
             {
                 "scenario": m.scenario.name,
@@ -289,8 +293,19 @@ class Exploration:
                 "redeliver_after_end": data.draw(st.booleans(), label="redelivered after end"),
                 # room for the pair, the redelivery and a fault-free recovery after the crashes
                 "max_workers": max(12, workers + 6),
+                "lies": lies,
             }
         )
+
+    def _lies(self, data: st.DataObject, m: Menu, workers: int) -> list[dict[str, object]]:
+        """Up to two lying start messages, each to a worker up to one past the recovery (drawn
+        last, so the draws before them stay what they were)."""
+        kinds = kinds_for(m.scenario)
+        if not kinds:
+            return []
+        told = st.tuples(st.sampled_from(kinds), st.integers(0, MAX_REPEAT + 3))
+        drawn = data.draw(st.lists(told, max_size=2), label="lies")
+        return [{"kind": kind, "worker": w % (workers + 2)} for kind, w in drawn]
 
 
 def _params(mode: FaultMode) -> dict[str, int]:

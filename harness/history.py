@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord
 from killpoint.harness.contract.records import (
@@ -83,12 +83,29 @@ class TamperRecord(_Model):
 
 
 class GrantRecord(_Model):
-    """An approval the harness gave, playing the human: when, and until when."""
+    """An approval the harness gave, playing the human: when, until when, and what it covered:
+    the request body fields the gate's policy names (`GatePolicy.covers`), each with the value
+    the approver saw in the run's input (None: the policy declares nothing)."""
 
     gate: str
     time: float
     expires_at: float
     journal_seq: int
+    covered: dict[str, JsonValue] | None = None
+
+
+class LieRecord(_Model):
+    """A start message that lied (`harness.lies`): to which worker, as which tenant, what it
+    said, and the values only it holds (`marks`: no request, durable input or approval after
+    it may carry one); `journal_seq` the requests the services had seen before it came."""
+
+    worker: int
+    kind: str
+    tenant: str
+    content: dict[str, JsonValue]
+    marks: list[str | int]
+    journal_seq: int
+    delivered: bool = True  # False: this engine cannot take it (one worker per process)
 
 
 class ExpectedEffectRecord(_Model):
@@ -127,6 +144,7 @@ class History(_Model):
     final_status: str
     final_state: str
     final_reason: str = ""
+    lies: list[LieRecord] = []  # start messages that lied, as delivered (`harness.lies`)
 
     @property
     def deaths(self) -> list[WorkerRecord]:

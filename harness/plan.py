@@ -21,12 +21,13 @@ import math
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from killpoint.fake_services.faults import FaultPlan, FaultRule
 from killpoint.harness.deploy_plan import deploy_runs
 from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import History, HitRecord
+from killpoint.harness.lies import sampled
 from killpoint.harness.recording import (
     DEDUPING,
     NETWORK_MODES,
@@ -45,7 +46,7 @@ from killpoint.harness.recording import (
 )
 from killpoint.harness.results import RunKind
 from killpoint.harness.scenario import Expect, Scenario
-from killpoint.harness.schedule import FaultSchedule, Interleave, Tier
+from killpoint.harness.schedule import FaultSchedule, Interleave, Lie, Tier
 
 __all__ = [
     "DEDUPING",
@@ -82,6 +83,7 @@ class PlanOptions:
     named: bool = True
     deploys: bool = False  # a deploy campaign's runs too (`harness.deploy_plan`)
     real_pairs: bool = False  # …but for an engine of one worker per process, in the real tier
+    lies: bool = True  # a sample of single crashes is told lying start messages (`harness.lies`)
 
 
 @dataclass(frozen=True)
@@ -120,9 +122,23 @@ def single_crashes(scenario: Scenario, recording: History) -> list[PlannedRun]:
     ]
 
 
-def singles(scenario: Scenario, recording: History) -> list[PlannedRun]:
-    """The single crashes, the riskiest first, in the order of the hits within a risk."""
-    return sorted(single_crashes(scenario, recording), key=_risk)
+def singles(
+    scenario: Scenario, recording: History, options: PlanOptions | None = None
+) -> list[PlannedRun]:
+    """The single crashes, the riskiest first, in the order of the hits within a risk; with
+    `options` that ask for lies, a sample of them told lying start messages."""
+    runs = single_crashes(scenario, recording)
+    if options is not None and options.lies:
+        risks = [int(risk) for risk in crash_risk(recording)]
+        told = sampled(scenario, first_hits(recording), risks, options.seed)
+        runs = [_told(run, told.get(n, ())) for n, run in enumerate(runs)]
+    return sorted(runs, key=_risk)
+
+
+def _told(run: PlannedRun, lies: tuple[Lie, ...]) -> PlannedRun:
+    if not lies:
+        return run
+    return replace(run, schedule=run.schedule.model_copy(update={"lies": lies}))
 
 
 def _risk(run: PlannedRun) -> int:
@@ -237,8 +253,9 @@ class Plan:
         name = run.scenario.name
         if run.kind == "clean":
             self.recordings[name] = history
-        elif run.kind == "single":
-            self.recoveries.setdefault(name, []).append(recovery(run.schedule, history))
+        elif run.kind == "single":  # its pairs and doubles are told no lie
+            single = run.schedule.model_copy(update={"lies": ()})
+            self.recoveries.setdefault(name, []).append(recovery(single, history))
 
     def _split(self, runs: Iterable[PlannedRun]) -> Iterator[PlannedRun]:
         for run in runs:
@@ -253,7 +270,7 @@ class Plan:
         name, options = scenario.name, self.options
         yield clean(scenario)
         recording = self.recordings[name]
-        yield from self._split(singles(scenario, recording))
+        yield from self._split(singles(scenario, recording, options))
         made, total = self.recoveries.get(name, []), len(first_hits(recording))
         if options.interleave:
             yield from interleavings(scenario, made, options, total)
@@ -319,7 +336,7 @@ class Plan:
         ranked = [
             (_risk(run), i, k, run)
             for i, s in enumerate(chosen)
-            for k, run in enumerate(singles(s, self.recordings[s.name]))
+            for k, run in enumerate(singles(s, self.recordings[s.name], options))
         ]
         yield from (run for *_, run in sorted(ranked, key=lambda r: r[:3]))
         if options.network:

@@ -166,6 +166,7 @@ class CheckpointRecord(BaseModel):
     size: int | None = None
     trusted: bool = True
     versions: Versions | None = None  # the executable contract it was written under
+    input: dict[str, JsonValue] | None = None  # the validated input it carries, where shown
 
 
 class HistoryReader(Protocol):

@@ -40,6 +40,7 @@ from killpoint.harness.protocol import (
     Recorded,
     WorkerEnv,
 )
+from killpoint.harness.redelivery import deliver, lie_records
 from killpoint.harness.scenario import GatePolicy, Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.timeout import Hung, within
@@ -160,6 +161,7 @@ class Run:
             engine.start(self.scenario, self.workflow_id, self.input)
             self.started, self.restart = True, False
             self.delivered()
+        deliver(self, engine, worker)  # start messages that lie, if the schedule has some
         outcome = engine.resume(self.workflow_id)
         for _ in range(MAX_ANSWERS):
             if outcome.status is not RunStatus.WAITING_APPROVAL:
@@ -174,6 +176,7 @@ class Run:
                     time=now,
                     expires_at=now + policy.ttl_s,
                     journal_seq=self.world.services.journal.last_seq(),
+                    covered=policy.covered(self.input),
                 )
             )
             outcome = engine.resume(self.workflow_id)
@@ -296,8 +299,10 @@ class Run:
 
     def more_scheduled(self, worker: int) -> bool:
         s = self.schedule
-        return any(t.after_worker >= worker for t in s.tamper) or any(
-            d.from_worker > worker for d in s.deploys
+        return (
+            any(t.after_worker >= worker for t in s.tamper)
+            or any(d.from_worker > worker for d in s.deploys)
+            or any(lie.worker > worker for lie in s.lies)
         )
 
     def run_pair(self, first: int, switch_at: tuple[int, ...], expire: bool) -> list[WorkerRecord]:
@@ -377,6 +382,7 @@ class Run:
             final_status=status,
             final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
             final_reason=self.last_reason,
+            lies=lie_records(self),
         )
 
 

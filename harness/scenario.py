@@ -78,10 +78,24 @@ EFFECT_OPERATIONS: Mapping[str, frozenset[str]] = {
 
 @dataclass(frozen=True)
 class GatePolicy:
-    """How the harness answers an approval request at one gate."""
+    """How the harness answers an approval request at one gate, and what its approval covers.
+
+    `covers` maps a field of the gated request's body to the input field the approver saw for
+    it: `{"amount_cents": "refund_cents"}` says the refund sent may not exceed the refund the
+    input asked for. A number must be within (at most) the approved one; anything else (a
+    target, a scope) must equal it. `authority` judges each gated call by it, and answers
+    unknown for a gate that declares nothing."""
 
     actor: str = "operator@example.test"
     ttl_s: float = 3600.0
+    covers: Mapping[str, str] = field(default_factory=dict)
+
+    def covered(self, input: Mapping[str, JsonValue]) -> dict[str, JsonValue] | None:
+        """What an approval given on `input` covers: each body field with the value the
+        approver saw; None when the policy declares nothing."""
+        if not self.covers:
+            return None
+        return {body: input[name] for body, name in self.covers.items() if name in input}
 
 
 @dataclass(frozen=True)

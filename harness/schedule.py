@@ -2,8 +2,8 @@
 
 A schedule names the engine under test and says which worker dies at which boundary hit, which
 requests the network loses, when the clock jumps, whether a checkpoint is tampered or a new
-version deployed between workers, whether the start message is redelivered, and how concurrent
-workers interleave. Replaying a
+version deployed between workers, whether the start message is redelivered (or one that lies
+delivered), and how concurrent workers interleave. Replaying a
 schedule re-runs the same decisions in the same order; nothing in a run is random.
 """
 
@@ -96,6 +96,24 @@ class Interleave(_Frozen):
     pause_expires_lease: bool = False
 
 
+# What a lying start message claims (`killpoint.harness.lies` makes each from the input): an
+# amount raised, a target changed, another workflow's input, another tenant's claim, an approval
+LieKind = Literal["amount", "target", "workflow", "tenant", "approval"]
+LIE_KINDS: tuple[LieKind, ...] = ("amount", "target", "workflow", "tenant", "approval")
+MAX_LIES = 8
+
+
+class Lie(_Frozen):
+    """The run's start message delivered again to worker `worker` before its resume, with
+    content that differs from the original: an engine must ignore or reject it."""
+
+    worker: Worker
+    kind: LieKind
+
+    def label(self) -> str:
+        return f"lie:{self.kind}@w{self.worker}"
+
+
 class FaultSchedule(_Frozen):
     version: Version1 = 1
     scenario: str
@@ -115,6 +133,8 @@ class FaultSchedule(_Frozen):
     max_workers: int = Field(default=12, ge=1, le=MAX_WORKERS)
     # an operator's controls, in order, once the run stops for a person (`harness.operator`)
     controls: tuple[Annotated[str, Field(max_length=40)], ...] = Field(default=(), max_length=6)
+    # start messages that lie, each to a worker before its resume (`harness.lies`)
+    lies: tuple[Lie, ...] = Field(default=(), max_length=MAX_LIES)
 
     @field_validator("run_id")
     @classmethod
@@ -136,6 +156,7 @@ class FaultSchedule(_Frozen):
             or self.tamper
             or self.interleave
             or self.redeliver_after_end
+            or self.lies
         )
 
     def describe(self) -> str:
@@ -153,6 +174,7 @@ class FaultSchedule(_Frozen):
         if self.interleave:
             parts.append(f"two workers after w{self.interleave.after_worker}")
         parts += [f"operator {c}" for c in self.controls]
+        parts += [lie.label() for lie in self.lies]
         return ", ".join(parts) or "no faults"
 
 

@@ -6,7 +6,10 @@ resume to a renewed approval gate, not the protected action". The refund step na
 gate as the approval step, so the engine re-checks the grant before every attempt; a grant that
 lapsed while the worker was dead sends the run back to the gate instead of refunding.
 
-The scenario first charges the order (the refund needs a real charge), then asks for approval.
+The scenario first charges the order (the refund needs a real charge), then asks for approval
+of a partial refund: 120 EUR of a 250 EUR charge. The approval covers that amount and no more
+(`GatePolicy.covers`): a refund of 250 EUR sent on it is outside its authority, however valid
+the grant still is.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def make_input(run_id: str) -> dict[str, JsonValue]:
         "order_id": f"approval-order-{run_id}",
         "amount_cents": 25_000,
         "currency": "EUR",
-        "refund_cents": 25_000,
+        "refund_cents": 12_000,
         "reason": "customer cancelled",
     }
 
@@ -121,6 +124,7 @@ SCENARIO = Scenario(
     make_input=make_input,
     make_adapters=adapters_for,
     expected_effects=expected_effects,
-    gates={GATE: GatePolicy(ttl_s=APPROVAL_TTL_S)},
+    # the refund sent may not exceed the refund the approver saw asked for
+    gates={GATE: GatePolicy(ttl_s=APPROVAL_TTL_S, covers={"amount_cents": "refund_cents"})},
     objectives=HIGH_IMPACT,
 )

@@ -20,9 +20,9 @@ returned), always judge; `atomic_write` judges from the journal too, unknown onl
 append at a name the scenario does not declare;
 `monotonic_sequence`, `fencing` and `deploy_policy` (but for a run without a deploy) need the
 engine's checkpoints; `budget_preserved`,
-`authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`
-and `handoff_terms` judge their journal halves anywhere and answer unknown for the half they
-cannot see.
+`authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`,
+`handoff_terms` and `message_integrity` judge their journal halves anywhere and answer unknown
+for the half they cannot see.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.handoff import check_handoff
 from killpoint.harness.checkers.intended_delete import check_intended_delete
 from killpoint.harness.checkers.intent import check_intent
+from killpoint.harness.checkers.message_integrity import check_message_integrity
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
 from killpoint.harness.checkers.sequence import check_sequence
@@ -68,6 +69,7 @@ CHECKERS: dict[str, Checker] = {
     "single_compensation": check_compensation,
     "handoff_terms": check_handoff,
     "deploy_policy": check_deploy,
+    "message_integrity": check_message_integrity,
 }
 
 

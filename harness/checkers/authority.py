@@ -1,14 +1,24 @@
-"""Authority: no high-impact call after its approval expired, and nothing done on the strength
-of a tampered, wrong-tenant or unsupported checkpoint.
+"""Authority: no high-impact call after its approval expired or beyond what it approved, and
+nothing done on the strength of a tampered, wrong-tenant or unsupported checkpoint.
 
 The approval half reads the services' journal and the grants the harness gave, so it judges
-any engine. The tamper half needs its premise: a tampering the engine could not stage is
-unknown, and so is one it staged when its checkpoints are not visible and nothing after the
-tampering (a request, or a step's boundary reached) proves it acted on it. Which kinds the
-loader must refuse is the tamper table's to say (`killpoint.harness.tampering`).
+any engine: each gated call must fall inside a grant's time, and inside what that grant covered
+(`GrantRecord.covered`, from the gate's `GatePolicy.covers`): an amount no higher than the
+approved one, a target or scope equal to it. That half is unknown where the gate declares no
+coverage or the journal holds no body for the call.
+
+The tamper half needs its premise: a tampering the engine could not stage is unknown, and so
+is one it staged when its checkpoints are not visible and nothing after the tampering (a
+request, or a step's boundary reached) proves it acted on it. Which kinds the loader must
+refuse is the tamper table's to say (`killpoint.harness.tampering`).
 """
 
 from __future__ import annotations
+
+import json
+from typing import TypeGuard
+
+from pydantic import JsonValue
 
 from killpoint.harness.checkers._common import (
     cite_request,
@@ -33,6 +43,9 @@ def check_authority(history: History, workflow: Workflow) -> Verdict:
     expired = _expired_approval(history)
     if expired is not None:
         return expired
+    beyond, unjudged = beyond_approval(history)
+    if beyond is not None:
+        return beyond
     judged = [t for t in history.tampered if refused(t.kind)]
     for tamper in judged:
         went_on = _went_on_from(history, tamper) if tamper.applied else None
@@ -48,6 +61,8 @@ def check_authority(history: History, workflow: Workflow) -> Verdict:
             f"the store was tampered with ({unseen[0].kind}) and no request after it shows the "
             "engine acted on it, but the engine's checkpoints are not visible",
         )
+    if unjudged is not None:
+        return unknown(NAME, unjudged)
     return ok(NAME)
 
 
@@ -75,6 +90,49 @@ def _expired_approval(history: History) -> Verdict | None:
                 request_refs([request]),
             )
     return None
+
+
+def beyond_approval(history: History) -> tuple[Verdict | None, str | None]:
+    """The first gated call outside what its approval covered, or why one cannot be judged."""
+    gated = {(e.service, e.business_key): e.gate for e in history.expected if e.gate}
+    unjudged = None
+    for request in history.requests:
+        gate = gated.get((request.service, request.business_key or ""))
+        if gate is None or not is_mutation(request):
+            continue
+        valid = [g for g in history.grants if g.gate == gate and g.time <= request.time]
+        grant = max(valid, key=lambda g: g.time, default=None)
+        if grant is None:
+            continue  # judged by the expiry half
+        if grant.covered is None:
+            unjudged = unjudged or f"gate {gate!r} declares nothing its approval covers"
+            continue
+        body = json.loads(request.body) if request.body is not None else None
+        if not isinstance(body, dict) or not set(grant.covered) <= set(body):
+            unjudged = unjudged or f"{cite_request(request)}: no body to judge against the approval"
+            continue
+        for name, approved in grant.covered.items():
+            if not _within(body[name], approved):
+                why = f"{name}={body[name]!r}, approved {approved!r} ({gate!r})"
+                return violated(
+                    NAME,
+                    f"high-impact call beyond what its approval covered: {why}",
+                    [f"approval {gate!r} granted at t={grant.time:.1f} covered {grant.covered}",
+                     f"{cite_request(request)} sent {name}={body[name]!r}"],
+                    request_refs([request]),
+                ), None  # fmt: skip
+    return None, unjudged
+
+
+def _within(sent: JsonValue, approved: JsonValue) -> bool:
+    """A number at most the approved one; anything else (a target, a scope) equal to it."""
+    if _number(sent) and _number(approved):
+        return sent <= approved
+    return sent == approved
+
+
+def _number(value: JsonValue) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _went_on_from(history: History, tamper: TamperRecord) -> Verdict | None:

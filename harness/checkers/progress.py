@@ -48,6 +48,8 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
     for deploy in history.schedule.deploys:  # a deploy campaign's stray first delivery too
         if deploy.strategy is not None:
             last_fault = max(last_fault, deploy.from_worker)
+    for lie in history.schedule.lies:  # a lying start message too: the harness sends its worker
+        last_fault = max(last_fault, lie.worker)
     pair = history.schedule.interleave
     if pair is not None:
         last_fault = max(last_fault, pair.after_worker + 2)

@@ -155,6 +155,7 @@ class StoreReader:
                     budget={k: float(v) for k, v in cp.budget.model_dump().items()},
                     approvals=[a.model_dump(mode="json") for a in cp.approvals],
                     outputs={**cp.outputs, **outputs.at(cp.outputs_ref.since, cp.sequence)},
+                    input=cp.input,
                 )
             )
         return views

@@ -17,7 +17,9 @@ artifact damaged without changing its size, or swapped for another of the run's)
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
 effects wrong (a write in pieces at its final name, a delete by name alone); the one in
 `deploy.py` resumes runs of another version on its own code.
-`controls.py` gives the operator a force-complete.
+`controls.py` gives the operator a force-complete; those in `lies.py` take a redelivered
+start message that lies at its word (its input over the validated one, or a protected call
+built from it under an approval given for something else).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from killpoint.scenarios.mutants import (
     failure,
     files,
     ledger,
+    lies,
     oracle,
     resume,
     services,
@@ -316,6 +319,27 @@ MUTANTS.update(
             "000: assuming the queue is the database — a start message for a finished run "
             "starts it over",
             engine=explore.FinishedRunRestarted,
+        ),
+    )
+)
+
+# lying start messages (`harness.lies`): a redelivery that differs from the original, taken at
+# its word
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "redelivered_start_replaces_input",
+            "000: assuming the queue is the database — a start message redelivered for a run "
+            "under way replaces its validated input",
+            engine=lies.LatestMessageAmendsTheRun,
+        ),
+        _mutant(
+            "protected_call_beyond_its_approval",
+            "000: approval and authorization state — a protected call built from the latest "
+            "start message, never checked against what its approval covered",
+            engine=lies.LatestMessageInHand,
+            kinds=lies.ProtectedCallFromTheMessage,
         ),
     )
 )

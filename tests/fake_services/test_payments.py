@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import httpx
@@ -155,3 +156,16 @@ def test_a_slow_key_holds_back_only_itself(
     with pytest.raises(OutcomeUnknown):
         payments.create_charge("key-1", "order-1", 1200, "EUR")
     assert payments.create_charge("key-2", "order-2", 1200, "EUR").order_id == "order-2"
+
+
+def test_each_request_keeps_its_json_body_canonical_and_a_byte_body_none(
+    services: InProcessServices, http: httpx.Client, payments: PaymentsClient
+) -> None:
+    """The oracle reads what a request carried (an amount, a target) from the journal's body."""
+    payments.create_charge("key-1", "order-1", 1200, "EUR")
+    http.post("/payments/charges", content=b"\xff not json")
+    charge, raw = services.journal.requests()
+    assert charge.body is not None
+    assert json.loads(charge.body)["amount_cents"] == 1200
+    assert charge.body == json.dumps(json.loads(charge.body), sort_keys=True, separators=(",", ":"))
+    assert raw.body is None

@@ -57,6 +57,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "shard": lambda c, n: c.shard,
     "worker_timeout": lambda c, n: c.worker_timeout,
     "jobs": lambda c, n: n,
+    "lies": lambda c, n: c.lies,
 }
 
 

@@ -80,6 +80,7 @@ SCHEDULE = FaultSchedule(
                                                      tool_schema="t")),),
     redeliver_start=True,
     interleave=fs.Interleave(after_worker=0, switch_at=(1, 3), pause_expires_lease=True),
+    lies=(fs.Lie(worker=1, kind="amount"),),
 )  # fmt: skip
 SCHEDULE_DOC: hj.Doc = json.loads(SCHEDULE.model_dump_json())
 WORKER = (0, fs.MAX_WORKERS - 1)
@@ -89,7 +90,7 @@ SCHEDULE_SHAPE = hj.Shape(
               "tamper", "deploys", "redeliver_start", "redeliver_after_end", "interleave",
               "max_workers", "*.occurrence", "network.*", f"{RULES}.operation",
               f"{RULES}.params", f"{RULES}.params.after_*", f"{RULES}.params.copies",
-              "interleave.switch_at", "interleave.pause_expires_lease"),
+              "interleave.switch_at", "interleave.pause_expires_lease", "lies"),
     nullable={"engine": "str", "*.step": "str", f"{RULES}.operation": "str",
               f"{RULES}.occurrence": "int", "interleave": "dict"},
     bounds={"version": (1, 1), "*.worker": WORKER, "*after_worker": WORKER,
@@ -99,7 +100,8 @@ SCHEDULE_SHAPE = hj.Shape(
             **{f"{RULES}.params.{name}": (low, high)
                for params in PARAMS.values() for name, (_, low, high) in params.items()}},
     enums={"tier": frozenset({"inprocess", "real"}), f"{RULES}.mode": frozenset(FaultMode),
-           f"{RULES}.service": frozenset(SERVICES), "tamper.*.kind": frozenset(TAMPER_KINDS)},
+           f"{RULES}.service": frozenset(SERVICES), "tamper.*.kind": frozenset(TAMPER_KINDS),
+           "lies.*.kind": frozenset(fs.LIE_KINDS)},
 )  # fmt: skip
 
 
@@ -136,6 +138,8 @@ def rule_with(**fields: Any) -> bytes:
 @example(data=schedule_with(crashes=[{**SCHEDULE_DOC["crashes"][0], "occurrence": 10**12}]))
 @example(data=schedule_with(tamper=[{"after_worker": 10**6, "kind": "flip_byte"}]))
 @example(data=schedule_with(interleave={"after_worker": 0, "switch_at": [10**12]}))
+@example(data=schedule_with(lies=[{"worker": 1, "kind": "amount"}] * 9))  # past MAX_LIES
+@example(data=schedule_with(lies=[{"worker": 1, "kind": "flattery"}]))  # no such lie
 @example(data=rule_with(occurrence=10**12))
 @example(data=rule_with(params={"delay_s": 1e300}))  # a slow reply that never comes
 @example(data=rule_with(params={"delay_s": "2"}))  # a TypeError in the service's sleep

@@ -81,12 +81,15 @@ def test_a_hunt_says_whether_the_plan_or_the_exploration_found_the_mutant(
 ) -> None:
     planned = hunt(MUTANTS["state_updated_after_call"], [CATALOGUE["research_publish"]], tmp_path)
     assert planned.found_by == "plan" and planned.seconds_to_detection is not None
-    # a start message redelivered after the run ended: no schedule of the plan has one
-    explored = hunt(
-        MUTANTS["finished_run_restarted_on_redelivery"], [CATALOGUE["order_saga"]], tmp_path / "x"
-    )
+    # a start message redelivered after the run ended: no schedule of the plan has one (but a
+    # lying one, which the plan tells a worker after the end: without lies, only the exploration)
+    finished = MUTANTS["finished_run_restarted_on_redelivery"]
+    explored = hunt_outcome(finished, [CATALOGUE["order_saga"]], tmp_path / "x", lies=False).result
     assert explored.caught and explored.found_by == "exploration"
     assert explored.schedule is not None and explored.schedule.redeliver_after_end
+    told = hunt(finished, [CATALOGUE["order_saga"]], tmp_path / "y")
+    assert told.caught and told.found_by == "plan"
+    assert told.schedule is not None and any(lie.worker == 2 for lie in told.schedule.lies)
 
 
 def test_hunt_returns_the_mutant_score(tmp_path: Path) -> None:

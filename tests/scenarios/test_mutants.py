@@ -75,6 +75,9 @@ PINS: dict[str, tuple[str, str, int]] = {
     # the operator's tools: reached by the named case whose operator reconciles (a person)
     # (the jump to the final state; verified_completion and the case's recovery catch it too)
     "force_complete_control": ("email", "monotonic_sequence", 10),
+    # lying start messages, told on a sample of the single crashes (harness.lies)
+    "redelivered_start_replaces_input": ("order_saga", "message_integrity", 15),
+    "protected_call_beyond_its_approval": ("approval_refund", "authority", 10),
 }
 
 
@@ -205,6 +208,7 @@ CHECKER_MUTANT = {
     "atomic_write": "non_atomic_file_write",
     "intended_delete": "unchecked_delete",
     "deploy_policy": "resumes_across_versions",
+    "message_integrity": "redelivered_start_replaces_input",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from killpoint.fake_services.journal import AppliedEffect, RequestRecord, fingerprint
+from killpoint.fake_services.journal import AppliedEffect, RequestRecord, canonical, fingerprint
 from killpoint.harness.contract.records import (
     BudgetLimits,
     EffectRecord,
@@ -29,6 +29,7 @@ from killpoint.harness.history import (
     GrantRecord,
     History,
     HitRecord,
+    LieRecord,
     TamperRecord,
     WorkerRecord,
 )
@@ -95,9 +96,11 @@ def request(
     outcome: str = "applied",
     body: str = "f",
     idempotency_key: str | None = "",
+    sent: JsonValue = None,
 ) -> RequestRecord:
     """One delivery the services journaled (`operation` decides whether it is a write); its
-    idempotency key is `key/operation` unless given (None: a service that takes no key)."""
+    idempotency key is `key/operation` unless given (None: a service that takes no key);
+    `sent` the JSON body the journal kept of it (None: none kept, as for bytes)."""
     return RequestRecord(
         seq=seq,
         service=service,
@@ -107,6 +110,7 @@ def request(
         fingerprint=body,
         time=float(seq) if time is None else time,
         outcome=outcome,
+        body=None if sent is None else canonical(sent),
     )
 
 
@@ -233,8 +237,34 @@ def tampering(kind: str, *, sequence: int | None = 3, applied: bool = True) -> T
     )
 
 
-def grant(gate: str, time: float, ttl_s: float) -> GrantRecord:
-    return GrantRecord(gate=gate, time=time, expires_at=time + ttl_s, journal_seq=0)
+def grant(
+    gate: str, time: float, ttl_s: float, covered: dict[str, JsonValue] | None = None
+) -> GrantRecord:
+    """The harness's approval at `gate`, covering `covered` (None: the gate declares nothing)."""
+    return GrantRecord(
+        gate=gate, time=time, expires_at=time + ttl_s, journal_seq=0, covered=covered
+    )
+
+
+def lie(
+    kind: str = "amount",
+    marks: tuple[str | int, ...] = (6001,),
+    *,
+    worker: int = 1,
+    journal_seq: int = 1,
+    delivered: bool = True,
+) -> LieRecord:
+    """A lying start message told to `worker` after journal #`journal_seq`: by default the
+    good run's order with its amount raised (3000 → 6001)."""
+    return LieRecord(
+        worker=worker,
+        kind=kind,
+        tenant="tenant-a",
+        content={"order_id": "order-1", "amount_cents": 6001},
+        marks=list(marks),
+        journal_seq=journal_seq,
+        delivered=delivered,
+    )
 
 
 def schedule(**fields: Any) -> FaultSchedule:

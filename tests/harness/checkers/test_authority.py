@@ -3,7 +3,10 @@ tamper half only where the tampering was staged and what followed it is visible.
 
 from __future__ import annotations
 
+from pydantic import JsonValue
+
 from killpoint.harness.checkers.authority import check_authority
+from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
 from tests.harness.checkers.histories import (
     CHARGE,
@@ -41,9 +44,48 @@ def test_a_run_that_gates_and_tampers_nothing_is_true_with_or_without_a_reader()
     assert check_authority(unreadable(completed_run()), WORKFLOW).valid is True
 
 
+COVERED: dict[str, JsonValue] = {"amount_cents": 3000, "order_id": "order-1"}
+
+
+def _gated(sent: JsonValue, covered: dict[str, JsonValue] | None = COVERED) -> History:
+    """The charge gated by `charge_ok`, sent with body `sent` under a grant covering `covered`."""
+    return completed_run(
+        expected=[GATED],
+        grants=[grant("charge_ok", 0.5, 10.0, covered)],
+        requests=[request(1, sent=sent), read(2)],
+    )
+
+
 def test_a_gated_call_inside_its_approval_is_true() -> None:
-    history = completed_run(expected=[GATED], grants=[grant("charge_ok", 0.5, 10.0)])
+    history = _gated({"order_id": "order-1", "amount_cents": 3000, "currency": "EUR"})
     assert check_authority(history, WORKFLOW).valid is True
+    lower = _gated({"order_id": "order-1", "amount_cents": 1200})  # less than approved is inside
+    assert check_authority(unreadable(lower), WORKFLOW).valid is True
+
+
+def test_a_gated_call_above_its_approved_amount_is_false_citing_the_call() -> None:
+    verdict = check_authority(_gated({"order_id": "order-1", "amount_cents": 6001}), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == (
+        "high-impact call beyond what its approval covered: "
+        "amount_cents=6001, approved 3000 ('charge_ok')"
+    )
+    assert verdict.refs == [EvidenceRef(kind="request", index=1)]
+
+
+def test_a_gated_call_on_another_target_than_approved_is_false() -> None:
+    verdict = check_authority(_gated({"order_id": "order-2", "amount_cents": 3000}), WORKFLOW)
+    assert verdict.valid is False
+    assert "order_id='order-2', approved 'order-1'" in verdict.summary
+
+
+def test_a_gated_call_is_unknown_without_the_coverage_or_the_body() -> None:
+    declared_nothing = _gated({"order_id": "order-1", "amount_cents": 6001}, covered=None)
+    verdict = check_authority(declared_nothing, WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "gate 'charge_ok' declares nothing its approval covers"
+    no_body = check_authority(_gated(None), WORKFLOW)
+    assert no_body.valid == "unknown" and "no body to judge" in no_body.summary
 
 
 def test_a_gated_call_after_its_approval_expired_is_false_citing_the_call() -> None:
