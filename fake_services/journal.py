@@ -18,10 +18,10 @@ from typing import Any
 from killpoint.fake_services._db import Database
 
 _REQUEST_COLUMNS = (
-    "seq, service, operation, idempotency_key, business_key, fingerprint, time, outcome"
+    "seq, service, operation, idempotency_key, business_key, fingerprint, time, outcome, origin"
 )
 _EFFECT_COLUMNS = (
-    "seq, service, operation, business_key, idempotency_key, fingerprint, time, resource_id"
+    "seq, service, operation, business_key, idempotency_key, fingerprint, time, resource_id, origin"
 )
 
 
@@ -45,6 +45,8 @@ class RequestRecord:
     fingerprint: str
     time: float
     outcome: str
+    # who sent it, as the harness's client said (`ORIGIN_HEADER`); None: nobody said
+    origin: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)  # flat fields: what asdict gives, without its deep copy
@@ -62,6 +64,7 @@ class AppliedEffect:
     fingerprint: str
     time: float
     resource_id: str
+    origin: str | None = None  # the origin of the request that applied it
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)  # flat fields: what asdict gives, without its deep copy
@@ -110,12 +113,13 @@ class Journal:
         fingerprint: str,
         time: float,
         outcome: str = "received",
+        origin: str | None = None,
     ) -> RequestRecord:
         """Record (and, outside a transaction, commit) a delivery on arrival."""
         cursor = self.db.execute(
             "INSERT INTO requests (service, operation, idempotency_key, business_key,"
-            " fingerprint, time, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (service, operation, idempotency_key, business_key, fingerprint, time, outcome),
+            " fingerprint, time, outcome, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (service, operation, idempotency_key, business_key, fingerprint, time, outcome, origin),
         )
         assert cursor.lastrowid is not None
         if self.db.private:
@@ -129,6 +133,7 @@ class Journal:
             fingerprint,
             time,
             outcome,
+            origin,
         )
 
     def set_outcome(self, request_seq: int, outcome: str) -> None:
@@ -145,7 +150,8 @@ class Journal:
             raise ValueError(f"an effect needs a business key: {request}")
         cursor = self.db.execute(
             "INSERT INTO effects (request_seq, service, operation, business_key,"
-            " idempotency_key, fingerprint, time, resource_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " idempotency_key, fingerprint, time, resource_id, origin)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 request.seq,
                 request.service,
@@ -155,6 +161,7 @@ class Journal:
                 request.fingerprint,
                 request.time,
                 resource_id,
+                request.origin,
             ),
         )
         assert cursor.lastrowid is not None
@@ -167,6 +174,7 @@ class Journal:
             request.fingerprint,
             request.time,
             resource_id,
+            request.origin,
         )
 
     # -- reading (the oracle) --------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 A schedule names the engine under test and says which worker dies at which boundary hit, which
 requests the network loses, when the clock jumps, whether a checkpoint is tampered or a new
-version deployed between workers, whether the start message is redelivered, and how concurrent
-workers interleave. Replaying a
+version deployed between workers, whether the start message is redelivered, how concurrent
+workers interleave, and which other runs share its world (its neighbours). Replaying a
 schedule re-runs the same decisions in the same order; nothing in a run is random.
 """
 
@@ -96,6 +96,20 @@ class Interleave(_Frozen):
     pause_expires_lease: bool = False
 
 
+class Neighbour(_Frozen):
+    """Another run in this run's world (`harness.neighbours`): before worker `before_worker`
+    starts, it runs to its end on fault-free workers of its own, against the same store,
+    services, clock and approval inbox. `tenant`: a second tenant with this run's input (the
+    same business keys) and approvers of its own; `workflow`: another workflow of this run's
+    tenant, with another run's input, through the same gates."""
+
+    kind: Literal["tenant", "workflow"]
+    before_worker: Worker = 0
+
+
+MAX_NEIGHBOURS = 4
+
+
 class FaultSchedule(_Frozen):
     version: Version1 = 1
     scenario: str
@@ -115,6 +129,8 @@ class FaultSchedule(_Frozen):
     max_workers: int = Field(default=12, ge=1, le=MAX_WORKERS)
     # an operator's controls, in order, once the run stops for a person (`harness.operator`)
     controls: tuple[Annotated[str, Field(max_length=40)], ...] = Field(default=(), max_length=6)
+    # other runs in the same world, each before a worker of this one (`harness.neighbours`)
+    neighbours: tuple[Neighbour, ...] = Field(default=(), max_length=MAX_NEIGHBOURS)
 
     @field_validator("run_id")
     @classmethod
@@ -153,6 +169,7 @@ class FaultSchedule(_Frozen):
         if self.interleave:
             parts.append(f"two workers after w{self.interleave.after_worker}")
         parts += [f"operator {c}" for c in self.controls]
+        parts += [f"{n.kind} neighbour before w{n.before_worker}" for n in self.neighbours]
         return ", ".join(parts) or "no faults"
 
 

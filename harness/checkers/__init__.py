@@ -41,6 +41,7 @@ from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.handoff import check_handoff
 from killpoint.harness.checkers.intended_delete import check_intended_delete
 from killpoint.harness.checkers.intent import check_intent
+from killpoint.harness.checkers.isolation import check_isolation
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
 from killpoint.harness.checkers.sequence import check_sequence
@@ -68,6 +69,7 @@ CHECKERS: dict[str, Checker] = {
     "single_compensation": check_compensation,
     "handoff_terms": check_handoff,
     "deploy_policy": check_deploy,
+    "isolation": check_isolation,
 }
 
 
