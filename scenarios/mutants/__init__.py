@@ -17,7 +17,9 @@ artifact damaged without changing its size, or swapped for another of the run's)
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
 effects wrong (a write in pieces at its final name, a delete by name alone); the one in
 `deploy.py` resumes runs of another version on its own code.
-`controls.py` gives the operator a force-complete.
+`controls.py` gives the operator a force-complete. Those in `world.py` drop a scope only a shared
+world tests (a key without its workflow, an approval taken for another run's): only a neighbour
+in the schedule (a second tenant, another workflow) makes them do harm.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from killpoint.scenarios.mutants import (
     steps,
     store,
     tamper,
+    world,
 )
 
 __all__ = ["MUTANTS"]
@@ -316,6 +319,26 @@ MUTANTS.update(
             "000: assuming the queue is the database — a start message for a finished run "
             "starts it over",
             engine=explore.FinishedRunRestarted,
+        ),
+    )
+)
+
+# mistakes only a neighbour exposes (`harness.neighbours`): a second tenant with the same orders,
+# another workflow at the same gate
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "idempotency_key_without_workflow",
+            "001: the idempotency key hashed from the business intent alone, without the "
+            "workflow or tenant — two tenants' identical orders share one key",
+            executor=world.KeyOfTheIntent,
+        ),
+        _mutant(
+            "approval_found_by_scope",
+            "000: an approval found by its gate and scope, not checked to answer this run's "
+            "request — another workflow's or tenant's grant opens the gate",
+            kinds=world.ApprovalTakenByScope,
         ),
     )
 )
