@@ -61,6 +61,7 @@ class CampaignConfig:
     # in, and again as the plan unfolds and the exploration ends (progress's total)
     on_plan: Callable[[int], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
+    neighbours: bool = True  # a sample of runs beside neighbours (`harness.neighbour_plan`)
 
     @property
     def pairs_in_process(self) -> bool:
@@ -79,6 +80,7 @@ class CampaignConfig:
             # a deploy is judged by the versions the engine keeps: none, nothing to judge
             deploys=self.deploys and "versions" not in self.engine.lacks,
             real_pairs=not self.pairs_in_process,
+            neighbours=self.neighbours,
         )
 
 
@@ -266,6 +268,7 @@ def exploration(
             pairs=config.interleave and config.tier == "inprocess" and config.pairs_in_process,
             label=f"{k}" + "b" * part,
             keep=None if hunt else campaign.keep,
+            neighbours=config.neighbours,
         )
         for k, s in enumerate(scenarios)
         if k % total == index - 1

@@ -146,7 +146,7 @@ def neighbour_run(main: Run, index: int) -> Run:
     )
     schedule = FaultSchedule(
         scenario=main.scenario.name,
-        run_id=f"{main.schedule.run_id[:180]}~n{index + 1}",
+        run_id=f"{main.schedule.run_id[:180]}-n{index + 1}",  # a name any input takes (a slug)
         tier=main.schedule.tier,
         engine=main.schedule.engine,
         downtime_s=0.0,

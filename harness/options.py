@@ -272,6 +272,11 @@ class CampaignOptions(_Declared):
     jobs: int = field(default=1, metadata=option(
         "Processes to run in (one shard each, merged); auto: one per core.", processes,
         "run", "mutants", metavar="N|auto", text=True))
+    neighbours: bool = field(default=True, metadata=option(
+        "Also run a sample of runs beside neighbours: a second tenant with the same business "
+        "keys, another workflow of the tenant at the same gates, in the same store, services "
+        "and approval inbox (the plan's riskiest single crashes and gated named cases, and "
+        "the exploration's draws).", boolean, *SHARED))
     # fmt: on
 
     def config(
@@ -305,11 +310,13 @@ class CampaignOptions(_Declared):
             worker_timeout=self.worker_timeout,
             on_run=on_run,
             on_plan=on_plan,
+            neighbours=self.neighbours,
         )
 
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
-        phases = ("seed", "double", "double_limit", "interleave", "network", "explore")
+        phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
+        phases += ("explore", "neighbours")
         return {name: getattr(self, name) for name in phases}
 
 

@@ -131,9 +131,20 @@ def _refs(
 
 
 def _shared_key(everyone: Sequence[Party]) -> Verdict | None:
-    """Two parties' requests under one idempotency key, the earliest pair."""
+    """Two parties' requests under one idempotency key, the earliest pair; but two requests
+    for one object named by its content (an artifact's sha256), which is the same object
+    whoever asks, and may well be keyed by its content."""
+    same = {
+        (e.service, e.business_key) for p in everyone for e in p.applied if content_addressed(e)
+    }
     sent = sorted(
-        ((r, p) for p in everyone for r in p.requests if r.idempotency_key), key=lambda x: x[0].seq
+        (
+            (r, p)
+            for p in everyone
+            for r in p.requests
+            if r.idempotency_key and (r.service, r.business_key) not in same
+        ),
+        key=lambda x: x[0].seq,
     )
     first: dict[str, tuple[RequestRecord, Party]] = {}
     for request, party in sent:

@@ -75,6 +75,10 @@ PINS: dict[str, tuple[str, str, int]] = {
     # the operator's tools: reached by the named case whose operator reconciles (a person)
     # (the jump to the final state; verified_completion and the case's recovery catch it too)
     "force_complete_control": ("email", "monotonic_sequence", 10),
+    # a shared world: caught beside a neighbour the plan gives the riskiest single crash (a
+    # second tenant with the same order) or a named case at a gate (another workflow)
+    "idempotency_key_without_workflow": ("approval_refund", "single_effect", 8),
+    "approval_found_by_scope": ("approval_refund", "isolation", 4),
 }
 
 
@@ -205,6 +209,7 @@ CHECKER_MUTANT = {
     "atomic_write": "non_atomic_file_write",
     "intended_delete": "unchecked_delete",
     "deploy_policy": "resumes_across_versions",
+    "isolation": "approval_found_by_scope",
 }
 
 
