@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 # the services a platform shares between its tenants, business keys and all
 SHARED_ACCOUNTS = frozenset({"payments", "mailer", "outbound", "artifacts"})
-DRAW = 32  # the exploration's neighbour draw: values 0..DRAW-1, the top DRAWN give one
-DRAWN = 4
+DRAW = 16  # the exploration's neighbour draw: values 0..DRAW-1, the top DRAWN give one
+DRAWN = 2
 
 
 def same_keys_shared(scenario: Scenario) -> bool:
@@ -69,9 +69,11 @@ def beside_named(scenario: Scenario, runs: Iterable[PlannedRun]) -> Iterator[Pla
 
 def drawn(value: int, scenario: Scenario) -> tuple[Neighbour, ...]:
     """The exploration's draw (`value` in 0..DRAW-1, shrinking to none): the top `DRAWN`
-    values give a neighbour, of either kind, before the first or the second worker."""
+    values give a neighbour, as the plan's runs have them: one of the scenario's kind before
+    the recovery, or another workflow before the run begins."""
     top = value - (DRAW - DRAWN)
     if top < 0:
         return ()
-    kind = kind_for(scenario) if top % 2 else "workflow"
-    return (Neighbour(kind=kind, before_worker=top // 2),)
+    if top == 0:
+        return (Neighbour(kind=kind_for(scenario), before_worker=1),)
+    return (Neighbour(kind="workflow", before_worker=0),)
