@@ -24,7 +24,7 @@ from killpoint.harness.objectives import measure_objectives
 from killpoint.harness.operator import QUEUED
 from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits
-from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec
+from killpoint.harness.protocol import ANY_WORKFLOW, SHARED_PROCESS, EngineSpec
 from killpoint.harness.results import (
     CampaignResult,
     RunKind,
@@ -68,6 +68,12 @@ class CampaignConfig:
         """Whether two of the engine's workers can share a process (DBOS: one per process)."""
         return SHARED_PROCESS not in self.engine.lacks
 
+    @property
+    def beside_neighbours(self) -> bool:
+        """Whether runs get neighbours: asked, and the engine's workers run only the workflow
+        they are given (`ANY_WORKFLOW`)."""
+        return self.neighbours and ANY_WORKFLOW not in self.engine.lacks
+
     def plan_options(self) -> PlanOptions:
         return PlanOptions(
             tier=self.tier,
@@ -80,7 +86,7 @@ class CampaignConfig:
             # a deploy is judged by the versions the engine keeps: none, nothing to judge
             deploys=self.deploys and "versions" not in self.engine.lacks,
             real_pairs=not self.pairs_in_process,
-            neighbours=self.neighbours,
+            neighbours=self.beside_neighbours,
         )
 
 
@@ -268,7 +274,7 @@ def exploration(
             pairs=config.interleave and config.tier == "inprocess" and config.pairs_in_process,
             label=f"{k}" + "b" * part,
             keep=None if hunt else campaign.keep,
-            neighbours=config.neighbours,
+            neighbours=config.beside_neighbours,
         )
         for k, s in enumerate(scenarios)
         if k % total == index - 1

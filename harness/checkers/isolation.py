@@ -12,14 +12,15 @@ neighbour are parties, and the checker objects when, for any two of them:
   neighbour's object and took it for its own), an object named by its own content aside;
 - one's checkpoint carries an approval granted to another (an approver's answer applied to
   another tenant's or workflow's run: the approvers of each party are people of its own);
-- one ended complete while an effect it expects was applied only under another's origin;
-- a neighbour, which ran alone and without faults, failed or did not end as its scenario
-  expects: the run harmed it.
+- one ended complete while an effect it expects was applied only under another's origin (a
+  neighbour's too: the run harmed it).
 
 The journal halves judge any engine. The ledger and approval halves need the engine's records:
 without them (no reader, no ledger) the checker answers unknown when nothing else objects, and
-so it does when a request nobody signed leaves the journal unattributed. A run without
-neighbours shares its world with nobody: true.
+so it does when a request nobody signed leaves the journal unattributed, and when a neighbour,
+fault-free, failed or did not end as its scenario expects: the run may have harmed it, or the
+engine ends so even alone (its fault-free recording says which, and `progress` judges that). A
+run without neighbours shares its world with nobody: true.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.ground_truth import content_addressed
 from killpoint.harness.history import ExpectedEffectRecord, History
-from killpoint.harness.protocol import CheckpointRecord
+from killpoint.harness.protocol import ANY_WORKFLOW, CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 
 NAME = "isolation"
@@ -101,6 +102,12 @@ def parties(history: History) -> list[Party]:
 def check_isolation(history: History, workflow: Workflow) -> Verdict:
     if not history.neighbours:
         return ok(NAME, "no neighbour shared the run's world")
+    if ANY_WORKFLOW in history.lacks:
+        return unknown(
+            NAME,
+            "the engine's workers run whatever workflow their backend hands them: a request's "
+            "sender is not the run it served",
+        )
     unsigned = [r for r in history.requests if r.origin is None]
     if unsigned:
         return unknown(
@@ -109,10 +116,13 @@ def check_isolation(history: History, workflow: Workflow) -> Verdict:
             f"they were cannot be told, first {cite_request(unsigned[0])}",
         )
     everyone = parties(history)
-    for half in (_shared_key, _foreign_receipt, _foreign_approval, _done_elsewhere, _harmed):
+    for half in (_shared_key, _foreign_receipt, _foreign_approval, _done_elsewhere):
         found = half(everyone)
         if found is not None:
             return found
+    harmed = _harmed(everyone)
+    if harmed is not None:
+        return unknown(NAME, harmed)
     blind = [p.name for p in everyone if not (p.readable and p.ledger)]
     if blind:
         return unknown(
@@ -277,23 +287,17 @@ def _done_elsewhere(everyone: Sequence[Party]) -> Verdict | None:
     return None
 
 
-def _harmed(everyone: Sequence[Party]) -> Verdict | None:
-    """A neighbour that failed or ended otherwise than its scenario expects: alone and without
-    faults it would not have."""
+def _harmed(everyone: Sequence[Party]) -> str | None:
+    """Why a neighbour may have been harmed: it failed, or ended otherwise than its scenario
+    expects, though no fault touched it."""
     for party in everyone:
         if party.main:
             continue
         if party.failures:
-            return violated(
-                NAME,
-                f"{party.name} failed beside the run",
-                [f"{party.name}: {party.failures[0]}"],
-            )
+            return f"{party.name} failed beside the run ({party.failures[0]}): harm, or its own?"
         if party.final_status != party.expected_status:
-            return violated(
-                NAME,
-                f"{party.name} ended {party.final_status}, not {party.expected_status}: beside "
-                "the run, a fault-free run of its scenario did not end as it does alone",
-                [f"{party.name}: final status {party.final_status}"],
+            return (
+                f"{party.name} ended {party.final_status}, not {party.expected_status}, without "
+                "a fault: harmed by the run, or the engine's end even alone?"
             )
     return None

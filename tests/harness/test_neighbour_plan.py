@@ -4,6 +4,7 @@ and never the pairs and doubles drawn from a neighboured single."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from killpoint.harness.explore import Budget, Exploration, menu
 from killpoint.harness.history import History
 from killpoint.harness.neighbour_plan import DRAW, drawn
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean
+from killpoint.harness.protocol import ANY_WORKFLOW
 from killpoint.harness.results import RunMeasures, RunResult
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, Neighbour
@@ -115,3 +117,12 @@ def test_the_exploration_draws_neighbours_only_when_asked(tmp_path: Path) -> Non
     without = _explored(scenario, recording, False)
     assert any(s.neighbours for s in with_them)
     assert not any(s.neighbours for s in without)
+
+
+def test_an_engine_whose_workers_run_any_workflow_gets_no_neighbours(tmp_path: Path) -> None:
+    serving = replace(REFERENCE, lacks=frozenset({ANY_WORKFLOW}))
+    config = CampaignConfig(scenarios=[], workdir=tmp_path, engine=serving)
+    assert config.neighbours and not config.plan_options().neighbours
+    assert (
+        CampaignConfig(scenarios=[], workdir=tmp_path, engine=REFERENCE).plan_options().neighbours
+    )

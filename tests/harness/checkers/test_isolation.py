@@ -7,6 +7,7 @@ from __future__ import annotations
 from killpoint.harness.checkers.isolation import check_isolation
 from killpoint.harness.contract.records import ApprovalRecord, EffectStatus, Receipt
 from killpoint.harness.history import FailureRecord
+from killpoint.harness.protocol import ANY_WORKFLOW
 from killpoint.harness.results import EvidenceRef
 from tests.harness.checkers.histories import (
     MAIN,
@@ -105,13 +106,24 @@ def test_completed_with_its_charge_applied_only_under_a_neighbours_origin_is_fal
     assert "applied only by" in verdict.summary
 
 
-def test_a_neighbour_that_did_not_end_as_it_does_alone_was_harmed() -> None:
+def test_a_neighbour_that_did_not_end_as_expected_may_be_harmed_or_the_engines_own() -> None:
+    """Without a fault, a neighbour stopped for review or failed: the run may have harmed it,
+    or the engine ends so alone too (its own recording would say); unknown, not false."""
     stuck = neighbour(final_status="needs_review")
     verdict = check_isolation(shared_world(neighbours=[stuck]), WORKFLOW)
-    assert verdict.valid is False and "needs_review" in verdict.summary
+    assert verdict.valid == "unknown" and "needs_review" in verdict.summary
     failed = neighbour(failures=[FailureRecord(where="worker 0", error="E: x", traceback="")])
     verdict = check_isolation(shared_world(neighbours=[failed]), WORKFLOW)
-    assert verdict.valid is False and "failed" in verdict.summary
+    assert verdict.valid == "unknown" and "failed" in verdict.summary
+
+
+def test_a_neighbour_whose_charge_the_run_made_was_harmed() -> None:
+    """The second tenant completed, but the only charge of its order is the run's (its request
+    was replayed the run's): false, whatever else it did."""
+    history = shared_world(neighbours=[neighbour(applied=[])])
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid is False and "tenant neighbour" in verdict.summary
+    assert "applied only by the run" in verdict.summary
 
 
 def test_an_object_named_by_its_content_is_everyones() -> None:
@@ -163,3 +175,12 @@ def test_origins_are_who_signed_the_records() -> None:
     assert shared_world().origin == MAIN
     assert {r.origin for r in shared_world().neighbours[0].requests} == {NEIGHBOUR}
     assert checkpoint(1, "received").approvals == []
+
+
+def test_an_engine_whose_workers_run_any_workflow_is_unknown() -> None:
+    """DBOS recovers every pending workflow as it launches: the neighbour's worker may have sent
+    the run's requests, signed as the neighbour."""
+    copied = signed(request(5, idempotency_key="order-1/create_charge"), NEIGHBOUR)
+    history = shared_world(lacks=[ANY_WORKFLOW], neighbours=[neighbour(requests=[copied])])
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid == "unknown" and "whatever workflow" in verdict.summary
