@@ -81,7 +81,12 @@ def test_naive_repeats_a_charge_after_one_crash_and_its_schedule_replays_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result = _campaign(tmp_path / "naive", NAIVE, faults=False)
-    run = next(r for r in result.runs if r.kind == "single" and r.label == CHARGE_ANSWERED.label())
+    run = next(
+        r
+        for r in result.runs
+        if r.kind == "single"
+        and [c.label() for c in r.schedule.crashes] == [CHARGE_ANSWERED.label()]
+    )
     assert "single_effect" in _false(run)
     assert run.schedule_file is not None
     saved = json.loads(Path(run.schedule_file).read_text())
