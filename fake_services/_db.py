@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS requests (
     fingerprint TEXT NOT NULL,
     time REAL NOT NULL,
     outcome TEXT NOT NULL,
-    body TEXT
+    body TEXT,
+    origin TEXT
 );
 CREATE INDEX IF NOT EXISTS requests_by_key ON requests (idempotency_key);
 CREATE TABLE IF NOT EXISTS effects (
@@ -37,7 +38,8 @@ CREATE TABLE IF NOT EXISTS effects (
     idempotency_key TEXT,
     fingerprint TEXT NOT NULL,
     time REAL NOT NULL,
-    resource_id TEXT NOT NULL
+    resource_id TEXT NOT NULL,
+    origin TEXT
 );
 CREATE INDEX IF NOT EXISTS effects_by_business_key ON effects (service, business_key);
 CREATE TABLE IF NOT EXISTS resources (

@@ -25,6 +25,7 @@ from killpoint.fake_services.clock import ServiceClock
 from killpoint.fake_services.faults import (
     DROP_HEADER,
     FAULT_HEADER,
+    ORIGIN_HEADER,
     Fault,
     FaultInjector,
     FaultMode,
@@ -101,6 +102,7 @@ class Services:
             fingerprint=fingerprint(body),
             time=self.clock.now(),
             body=journaled_body(body),
+            origin=request.headers.get(ORIGIN_HEADER),
         )
         mode = fault.mode if fault is not None else None
         if mode is FaultMode.TIMEOUT_BEFORE_COMMIT:

@@ -24,6 +24,9 @@ FAULT_HEADER = "x-killpoint-fault"
 #: set by the app on a response the client must never see (the client raises a timeout instead)
 DROP_HEADER = "x-killpoint-drop"
 CLOCK_HEADER = "x-killpoint-now"  # the caller's clock reading, where the clock is not shared
+# who sent a request (a tenant and a workflow), as the harness that sent it says: the services
+# journal it beside the request and its effect and never act on it (the oracle's ground truth)
+ORIGIN_HEADER = "x-killpoint-origin"
 
 
 class FaultMode(StrEnum):

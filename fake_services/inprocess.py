@@ -132,9 +132,15 @@ class InProcessServices:
         finally:
             self.router.reset()  # respx records every call; a campaign makes thousands
 
-    def transport(self) -> httpx.BaseTransport:
-        """The in-process transport, for callers that wrap it (to observe each response)."""
+    def transport(self, *, faults: bool = True) -> httpx.BaseTransport:
+        """The in-process transport, for callers that wrap it (to observe each response);
+        `faults=False`: one the fault plan never meets and whose requests no rule counts."""
+        if not faults:
+            return httpx.MockTransport(self._unplanned)
         return httpx.MockTransport(self._handle)
+
+    def _unplanned(self, request: httpx.Request) -> httpx.Response:
+        return deliver(request, None, self._bridge.send, sleeps=False)
 
     def client(self, timeout: float = 5.0) -> httpx.Client:
         """A client to keep and reuse; each call goes through the fault plan."""

@@ -18,10 +18,11 @@ from typing import Any
 from killpoint.fake_services._db import Database
 
 _REQUEST_COLUMNS = (
-    "seq, service, operation, idempotency_key, business_key, fingerprint, time, outcome, body"
+    "seq, service, operation, idempotency_key, business_key, fingerprint, time, outcome, body,"
+    " origin"
 )
 _EFFECT_COLUMNS = (
-    "seq, service, operation, business_key, idempotency_key, fingerprint, time, resource_id"
+    "seq, service, operation, business_key, idempotency_key, fingerprint, time, resource_id, origin"
 )
 
 
@@ -60,6 +61,8 @@ class RequestRecord:
     time: float
     outcome: str
     body: str | None = None  # canonical JSON of a JSON body; None for bytes (`journaled_body`)
+    # who sent it, as the harness's client said (`ORIGIN_HEADER`); None: nobody said
+    origin: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)  # flat fields: what asdict gives, without its deep copy
@@ -77,6 +80,7 @@ class AppliedEffect:
     fingerprint: str
     time: float
     resource_id: str
+    origin: str | None = None  # the origin of the request that applied it
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)  # flat fields: what asdict gives, without its deep copy
@@ -126,12 +130,23 @@ class Journal:
         time: float,
         outcome: str = "received",
         body: str | None = None,
+        origin: str | None = None,
     ) -> RequestRecord:
         """Record (and, outside a transaction, commit) a delivery on arrival."""
         cursor = self.db.execute(
             "INSERT INTO requests (service, operation, idempotency_key, business_key,"
-            " fingerprint, time, outcome, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (service, operation, idempotency_key, business_key, fingerprint, time, outcome, body),
+            " fingerprint, time, outcome, body, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                service,
+                operation,
+                idempotency_key,
+                business_key,
+                fingerprint,
+                time,
+                outcome,
+                body,
+                origin,
+            ),
         )
         assert cursor.lastrowid is not None
         if self.db.private:
@@ -146,6 +161,7 @@ class Journal:
             time,
             outcome,
             body,
+            origin,
         )
 
     def set_outcome(self, request_seq: int, outcome: str) -> None:
@@ -162,7 +178,8 @@ class Journal:
             raise ValueError(f"an effect needs a business key: {request}")
         cursor = self.db.execute(
             "INSERT INTO effects (request_seq, service, operation, business_key,"
-            " idempotency_key, fingerprint, time, resource_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " idempotency_key, fingerprint, time, resource_id, origin)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 request.seq,
                 request.service,
@@ -172,6 +189,7 @@ class Journal:
                 request.fingerprint,
                 request.time,
                 resource_id,
+                request.origin,
             ),
         )
         assert cursor.lastrowid is not None
@@ -184,6 +202,7 @@ class Journal:
             request.fingerprint,
             request.time,
             resource_id,
+            request.origin,
         )
 
     # -- reading (the oracle) --------------------------------------------------------------

@@ -24,7 +24,7 @@ from killpoint.harness.objectives import measure_objectives
 from killpoint.harness.operator import QUEUED
 from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits
-from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec
+from killpoint.harness.protocol import ANY_WORKFLOW, SHARED_PROCESS, EngineSpec
 from killpoint.harness.results import (
     CampaignResult,
     RunKind,
@@ -62,11 +62,18 @@ class CampaignConfig:
     on_plan: Callable[[int], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
     lies: bool = True  # start messages that lie, on a sample of singles and in exploration
+    neighbours: bool = True  # a sample of runs beside neighbours (`harness.neighbour_plan`)
 
     @property
     def pairs_in_process(self) -> bool:
         """Whether two of the engine's workers can share a process (DBOS: one per process)."""
         return SHARED_PROCESS not in self.engine.lacks
+
+    @property
+    def beside_neighbours(self) -> bool:
+        """Whether runs get neighbours: asked, and the engine's workers run only the workflow
+        they are given (`ANY_WORKFLOW`)."""
+        return self.neighbours and ANY_WORKFLOW not in self.engine.lacks
 
     def plan_options(self) -> PlanOptions:
         return PlanOptions(
@@ -81,6 +88,7 @@ class CampaignConfig:
             deploys=self.deploys and "versions" not in self.engine.lacks,
             real_pairs=not self.pairs_in_process,
             lies=self.lies,
+            neighbours=self.beside_neighbours,
         )
 
 
@@ -269,6 +277,7 @@ def exploration(
             label=f"{k}" + "b" * part,
             keep=None if hunt else campaign.keep,
             lies=config.lies,
+            neighbours=config.beside_neighbours,
         )
         for k, s in enumerate(scenarios)
         if k % total == index - 1

@@ -3,8 +3,9 @@
 The plan crashes each hit once or twice and faults one mutating request at a time. Real bugs
 need more: a crash right after a 5xx (repeated past the attempt budget), a crash while a
 lookup or a verification read fails, withheld visibility with a crash, clock jumps, two workers
-switching at any hit, the start message redelivered after the run ended, or redelivered with
-content that lies (`harness.lies`). Hypothesis draws
+switching at any hit, the start message redelivered after the run ended or redelivered with
+content that lies (`harness.lies`), now and then a neighbour in the run's world
+(`harness.neighbour_plan.drawn`, the last draw). Hypothesis draws
 such schedules from what the plan's runs showed (`Menu`: the recording's hits per step, in a
 hunt the recoveries' own hits too, the operations of each step's service), one base
 combination of a crash point and a fault on the same step's service first, then the extras
@@ -34,6 +35,7 @@ from killpoint.fake_services.faults import OPERATIONS, FaultMode
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.history import History
 from killpoint.harness.lies import kinds_for
+from killpoint.harness.neighbour_plan import DRAW, drawn
 from killpoint.harness.recording import (
     Recovery,
     crash_risk,
@@ -44,7 +46,7 @@ from killpoint.harness.recording import (
 )
 from killpoint.harness.results import RunResult
 from killpoint.harness.scenario import Scenario
-from killpoint.harness.schedule import ClockJump, FaultSchedule, HitPoint, Interleave
+from killpoint.harness.schedule import ClockJump, FaultSchedule, HitPoint, Interleave, Neighbour
 
 # A read that fails as the client sees it, and as the journal records it: a lost response to a
 # read is journaled `ok` (the service answered), which the oracle would take for a read seen
@@ -172,6 +174,7 @@ class Exploration:
     label: str = "x"
     clock: Callable[[], float] = time.perf_counter  # what a seconds budget is spent on
     keep: Callable[[RunResult], None] | None = None  # each result as it is kept (progress)
+    neighbours: bool = True  # a neighbour may be drawn (`harness.neighbour_plan.drawn`)
     covered: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     reached: set[tuple[str, str, str]] = field(default_factory=set)
     results: list[RunResult] = field(default_factory=list)
@@ -280,7 +283,13 @@ class Exploration:
                 pair = Interleave(
                     after_worker=after % workers, switch_at=switch_at, pause_expires_lease=lapses
                 )
+        redeliver = data.draw(st.booleans(), label="redelivered start")
+        redeliver_after = data.draw(st.booleans(), label="redelivered after end")
+        # drawn last, each only when asked: the draws before them stay what they were
         lies = self._lies(data, m, workers) if self.lies else []
+        beside: tuple[Neighbour, ...] = ()
+        if self.neighbours:
+            beside = drawn(data.draw(st.integers(0, DRAW - 1), label="neighbour"), m.scenario)
         return FaultSchedule.model_validate(
             {
                 "scenario": m.scenario.name,
@@ -289,8 +298,9 @@ class Exploration:
                 "network": {"rules": rules},
                 "clock_jumps": jumps,
                 "interleave": pair,
-                "redeliver_start": data.draw(st.booleans(), label="redelivered start"),
-                "redeliver_after_end": data.draw(st.booleans(), label="redelivered after end"),
+                "redeliver_start": redeliver,
+                "redeliver_after_end": redeliver_after,
+                "neighbours": beside,
                 # room for the pair, the redelivery and a fault-free recovery after the crashes
                 "max_workers": max(12, workers + 6),
                 "lies": lies,
@@ -304,8 +314,8 @@ class Exploration:
         if not kinds:
             return []
         told = st.tuples(st.sampled_from(kinds), st.integers(0, MAX_REPEAT + 3))
-        drawn = data.draw(st.lists(told, max_size=2), label="lies")
-        return [{"kind": kind, "worker": w % (workers + 2)} for kind, w in drawn]
+        chosen = data.draw(st.lists(told, max_size=2), label="lies")
+        return [{"kind": kind, "worker": w % (workers + 2)} for kind, w in chosen]
 
 
 def _params(mode: FaultMode) -> dict[str, int]:

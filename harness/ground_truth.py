@@ -26,30 +26,45 @@ def is_mutation(request: RequestRecord) -> bool:
     return (request.service, request.operation) in MUTATIONS
 
 
-def resolve_key(effect: ExpectedEffect, journal: Journal) -> str | None:
-    """The business key as the journal records it; None while the parent is missing."""
+def content_addressed(effect: AppliedEffect) -> bool:
+    """An object named by its own content (the artifact store's sha256): whoever stored it
+    first, it is the same object for everyone who asks for it."""
+    return effect.resource_id == effect.business_key
+
+
+def sent_by(origin: str | None, record: RequestRecord | AppliedEffect) -> bool:
+    """Whether `record` is of the run that `origin` names: signed by it, or by nobody (a run
+    without neighbours, or a request of an engine's own client that the harness did not sign).
+    No origin asked: everything is."""
+    return origin is None or record.origin in (origin, None)
+
+
+def resolve_key(effect: ExpectedEffect, journal: Journal, origin: str | None = None) -> str | None:
+    """The business key as the journal records it; None while the parent is missing. With an
+    `origin`, the parent is the one that run made (a neighbour's charge of the same order id
+    is not the one this run's refund refunds)."""
     if effect.parent is None:
         return effect.business_key
-    parent_key = resolve_key(effect.parent, journal)
+    parent_key = resolve_key(effect.parent, journal, origin)
     if parent_key is None:
         return None
     made = [
         e
         for e in journal.applied_effects(effect.parent.service, parent_key)
-        if effect.parent.operation in (None, e.operation)
+        if effect.parent.operation in (None, e.operation) and sent_by(origin, e)
     ]
     return made[0].resource_id if made else None
 
 
 def expected_records(
-    effects: Iterable[ExpectedEffect], journal: Journal
+    effects: Iterable[ExpectedEffect], journal: Journal, origin: str | None = None
 ) -> list[ExpectedEffectRecord]:
     """The expected effects as the history keeps them, each under its key as the journal has it
-    (a child's own, once its parent happened)."""
+    (a child's own, once its parent happened; the run's of `origin`, when one is given)."""
     return [
         ExpectedEffectRecord(
             service=e.service,
-            business_key=resolve_key(e, journal) or e.business_key,
+            business_key=resolve_key(e, journal, origin) or e.business_key,
             operation=e.operation,
             irreversible=e.irreversible,
             verifiable=e.verifiable,

@@ -119,6 +119,31 @@ class ExpectedEffectRecord(_Model):
     gate: str | None = None
 
 
+class NeighbourRecord(_Model):
+    """Another run in the run's world (`FaultSchedule.neighbours`, `harness.neighbours`): who it
+    was, what it was meant to do, and what it left, read when the run ended — its journal rows
+    by its origin, and its checkpoints, ledger and approvals through the engine's reader for
+    its tenant. The main run's own records stay where they are in `History`."""
+
+    kind: str
+    tenant: str
+    workflow_id: str
+    origin: str
+    before_worker: int
+    expected: list[ExpectedEffectRecord]
+    expected_status: str
+    final_status: str
+    failures: list[FailureRecord] = []
+    grants: list[GrantRecord] = []
+    readable: bool = True
+    ledger: bool = True
+    checkpoints: list[CheckpointRecord] = []
+    effects: list[EffectRecord] = []
+    approvals: list[ApprovalRecord] = []
+    requests: list[RequestRecord] = []
+    applied: list[AppliedEffect] = []
+
+
 class History(_Model):
     scenario: str
     workflow_id: str
@@ -145,6 +170,10 @@ class History(_Model):
     final_state: str
     final_reason: str = ""
     lies: list[LieRecord] = []  # start messages that lied, as delivered (`harness.lies`)
+    # who sent the run's own requests (`ORIGIN_HEADER`): `requests` and `applied` are its own
+    # (and those nobody signed); the neighbours' are theirs, in `neighbours`
+    origin: str | None = None
+    neighbours: list[NeighbourRecord] = []
 
     @property
     def deaths(self) -> list[WorkerRecord]:

@@ -53,6 +53,7 @@ def hunt_outcome(
     network: bool = True,
     explore: str = EXPLORE,
     lies: bool = True,
+    neighbours: bool = True,
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
     whole phases of the plan, as they do for a campaign."""
@@ -68,6 +69,7 @@ def hunt_outcome(
         explore=explore,
         on_run=on_run,
         lies=lies,
+        neighbours=neighbours,
     )
     plan = Plan(config.scenarios, config.plan_options())
     made = [0]

@@ -276,6 +276,11 @@ class CampaignOptions(_Declared):
         "Also redeliver start messages that lie (an amount raised, a target changed, another "
         "workflow's input, another tenant's claim, a forged approval) to a sample of the "
         "single crashes and in the exploration.", boolean, *SHARED))
+    neighbours: bool = field(default=True, metadata=option(
+        "Also run a sample of runs beside neighbours: a second tenant with the same business "
+        "keys, another workflow of the tenant at the same gates, in the same store, services "
+        "and approval inbox (the plan's riskiest single crashes and gated named cases, and "
+        "the exploration's draws).", boolean, *SHARED))
     # fmt: on
 
     def config(
@@ -310,11 +315,13 @@ class CampaignOptions(_Declared):
             lies=self.lies,
             on_run=on_run,
             on_plan=on_plan,
+            neighbours=self.neighbours,
         )
 
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
-        phases = ("seed", "double", "double_limit", "interleave", "network", "explore", "lies")
+        phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
+        phases += ("explore", "lies", "neighbours")
         return {name: getattr(self, name) for name in phases}
 
 

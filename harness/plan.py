@@ -5,8 +5,9 @@ crashed tomorrow) and the mutating requests; the recoveries of the single crashe
 hits a second death or a second worker can meet. From those and the options, the plan is one
 single crash per hit (the riskiest first, see `crash_risk`), two workers after each single and
 a second crash in each recovery (all while they fit `double_limit`, a seeded sample beyond),
-each network fault mode on each mutating request, and the scenario's named cases. No world,
-no I/O: histories come in as data, planned runs go out as schedules.
+each network fault mode on each mutating request, and the scenario's named cases; a sample of
+them beside neighbours (`harness.neighbour_plan`). No world, no I/O: histories come in as data,
+planned runs go out as schedules.
 
 The campaign runs the plan scenario by scenario and judges each run (`Plan.scenario_runs`), a
 shard takes every n-th of the runs it may split (`in_shard`), a hunt runs the same runs
@@ -28,6 +29,7 @@ from killpoint.harness.deploy_plan import deploy_runs
 from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import History, HitRecord
 from killpoint.harness.lies import sampled
+from killpoint.harness.neighbour_plan import beside_named, beside_singles
 from killpoint.harness.recording import (
     DEDUPING,
     NETWORK_MODES,
@@ -84,6 +86,7 @@ class PlanOptions:
     deploys: bool = False  # a deploy campaign's runs too (`harness.deploy_plan`)
     real_pairs: bool = False  # …but for an engine of one worker per process, in the real tier
     lies: bool = True  # a sample of single crashes is told lying start messages (`harness.lies`)
+    neighbours: bool = True  # a sample of runs beside neighbours (`harness.neighbour_plan`)
 
 
 @dataclass(frozen=True)
@@ -257,6 +260,17 @@ class Plan:
             single = run.schedule.model_copy(update={"lies": ()})
             self.recoveries.setdefault(name, []).append(recovery(single, history))
 
+    def singles(self, scenario: Scenario, recording: History) -> Iterator[PlannedRun]:
+        """`singles` (lies told to a sample), the riskiest told none beside a neighbour unless
+        the options say no."""
+        runs = singles(scenario, recording, self.options)
+        return beside_singles(scenario, runs) if self.options.neighbours else iter(runs)
+
+    def named(self, scenario: Scenario) -> Iterator[PlannedRun]:
+        """`named`, those at a human gate beside a neighbour unless the options say no."""
+        runs = named(scenario, self.options)
+        return beside_named(scenario, runs) if self.options.neighbours else runs
+
     def _split(self, runs: Iterable[PlannedRun]) -> Iterator[PlannedRun]:
         for run in runs:
             index, self._splittable = self._splittable, self._splittable + 1
@@ -270,7 +284,7 @@ class Plan:
         name, options = scenario.name, self.options
         yield clean(scenario)
         recording = self.recordings[name]
-        yield from self._split(singles(scenario, recording, options))
+        yield from self._split(self.singles(scenario, recording))
         made, total = self.recoveries.get(name, []), len(first_hits(recording))
         if options.interleave:
             yield from interleavings(scenario, made, options, total)
@@ -279,7 +293,7 @@ class Plan:
         if options.network:
             yield from self._split(network(scenario, recording))
         if options.named:
-            yield from self._split(named(scenario, options))
+            yield from self._split(self.named(scenario))
         if options.deploys:
             runs = deploy_runs(scenario, recording)
             yield from self._split(PlannedRun(scenario, "deploy", s) for s in runs)
@@ -332,11 +346,11 @@ class Plan:
         chosen, options = self.scenarios, self.options
         yield from (clean(s) for s in chosen)
         if options.named:
-            yield from (run for s in chosen for run in named(s, options))
+            yield from (run for s in chosen for run in self.named(s))
         ranked = [
             (_risk(run), i, k, run)
             for i, s in enumerate(chosen)
-            for k, run in enumerate(singles(s, self.recordings[s.name], options))
+            for k, run in enumerate(self.singles(s, self.recordings[s.name]))
         ]
         yield from (run for *_, run in sorted(ranked, key=lambda r: r[:3]))
         if options.network:

@@ -232,6 +232,11 @@ class Recorded(NoHistory):
 # What an engine lacks that runs one worker per process (DBOS, a process-wide singleton): the
 # plan gives it no in-process pairs, and a two-worker case in process is not applicable.
 SHARED_PROCESS = "second worker per process"
+# What an engine lacks whose workers run whatever workflow its backend hands them (DBOS recovers
+# every pending workflow of the application when it launches; a Temporal worker takes any task of
+# its queue): a neighbour's worker may do the run's work, signed as the neighbour, so the plan
+# gives it no neighbours (`harness.neighbour_plan`) and isolation beside one is unknown.
+ANY_WORKFLOW = "one workflow per worker"
 ReaderFactory = Callable[[StoreHandle], HistoryReader]
 # Alter the latest durable state of a workflow the way the named kind says; the sequence of the
 # checkpoint it altered, or None if this engine cannot stage that kind.

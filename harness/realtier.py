@@ -73,11 +73,12 @@ class RealServices:
     def base_url(self) -> str:
         return self.process.base_url
 
-    def transport(self) -> httpx.BaseTransport:
+    def transport(self, *, faults: bool = True) -> httpx.BaseTransport:
         """A worker's transport: every request carries the shared clock's reading, so the
         server sees the worker's time, and none asks for a fault decision when there is no
-        plan to decide by."""
-        return FaultInjectingTransport(planned=bool(self.process.plan.rules), clock=self.clock.now)
+        plan to decide by (or `faults` is False: a neighbour's, which no rule counts)."""
+        planned = faults and bool(self.process.plan.rules)
+        return FaultInjectingTransport(planned=planned, clock=self.clock.now)
 
     def reset(self) -> None:
         self.process.reset()

@@ -99,8 +99,11 @@ def recovery_points(history: History, worker: int = 1) -> list[HitPoint]:
 
 
 def recovery(single: FaultSchedule, history: History) -> Recovery:
-    """What a single crash's run shows the later phases: the hits of its first recovery."""
-    return Recovery(single, tuple(recovery_points(history)))
+    """What a single crash's run shows the later phases: the hits of its first recovery (the
+    pairs and doubles drawn from it go without the single's neighbours: a sample of runs has
+    them, `harness.neighbour_plan`)."""
+    alone = single.model_copy(update={"neighbours": ()}) if single.neighbours else single
+    return Recovery(alone, tuple(recovery_points(history)))
 
 
 def recovery_only(first: Sequence[HitPoint], recoveries: Iterable[Recovery]) -> list[HitPoint]:

@@ -20,7 +20,6 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import RunStatus, Versions, is_terminal
 from killpoint.harness.db_loss import await_database, database_fault, reconnecting
 from killpoint.harness.deploy_routing import notice_for, versions_for
-from killpoint.harness.ground_truth import expected_records
 from killpoint.harness.history import (
     FailureRecord,
     GrantRecord,
@@ -31,6 +30,7 @@ from killpoint.harness.history import (
 )
 from killpoint.harness.interleave import run_pair
 from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
+from killpoint.harness.neighbours import drive_due, neighbour_records, origin_of, own_records
 from killpoint.harness.operator import operate
 from killpoint.harness.protocol import (
     EngineSpec,
@@ -68,6 +68,8 @@ class Run:
         self.engine = engine
         self.workflow_id = workflow_id_for(scenario, schedule)
         self.input = dict(scenario.make_input(schedule.run_id))
+        self.origin = origin_of(world.tenant, self.workflow_id)  # on its requests, journaled
+        self.beside: dict[int, Run] = {}  # the neighbours that ran, by their place in the schedule
         self.hits: list[HitRecord] = []
         self.workers: list[WorkerRecord] = []
         self.tampered: list[TamperRecord] = []
@@ -135,7 +137,7 @@ class Run:
             # a transport hit is a hit like any other: a pair of workers may switch there too
             transport=BoundaryTransport(
                 world.services.transport(), getattr(hook, "transport", switch.transport)
-            ),
+            ).signed(self.origin),
             timeout=5.0,
         )
         env = WorkerEnv(
@@ -323,6 +325,7 @@ class Run:
         worker = 0
         while worker < self.schedule.max_workers:
             self.world.check_store()  # a store file gone is a stop, never a fresh start
+            drive_due(self, worker)  # the neighbours due before this worker (`harness.neighbours`)
             pair = self.schedule.interleave
             if (
                 pair is not None
@@ -357,12 +360,13 @@ class Run:
         journal = self.world.services.journal
         checkpoints = reader.checkpoints(self.workflow_id)
         status = self.last_status or (checkpoints[-1].status if checkpoints else "absent")
+        own = own_records(self, journal)
         return History(
             scenario=self.scenario.name,
             workflow_id=self.workflow_id,
             schedule=self.schedule,
             limits=self.scenario.limits,
-            expected=expected_records(self.scenario.expected_effects(self.input), journal),
+            expected=own.expected,
             hits=self.hits,
             workers=sorted(self.workers, key=lambda w: w.worker),
             tampered=self.tampered,
@@ -376,13 +380,15 @@ class Run:
             ledger=readable and getattr(reader, "ledger", True),
             lacks=sorted(self.engine.lacks),
             approvals=reader.approvals(self.workflow_id),
-            requests=journal.requests(),
-            applied=journal.applied_effects(),
+            requests=own.requests,
+            applied=own.applied,
             expected_status=self.scenario.expected_status.value,
             final_status=status,
             final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
             final_reason=self.last_reason,
             lies=lie_records(self),
+            origin=self.origin,
+            neighbours=neighbour_records(self),
         )
 
 

@@ -3,8 +3,9 @@
 A schedule names the engine under test and says which worker dies at which boundary hit, which
 requests the network loses, when the clock jumps, whether a checkpoint is tampered or a new
 version deployed between workers, whether the start message is redelivered (or one that lies
-delivered), and how concurrent workers interleave. Replaying a
-schedule re-runs the same decisions in the same order; nothing in a run is random.
+delivered), how concurrent workers interleave, and which other runs share its world (its
+neighbours). Replaying a schedule re-runs the same decisions in the same order; nothing in a
+run is random.
 """
 
 from __future__ import annotations
@@ -114,6 +115,20 @@ class Lie(_Frozen):
         return f"lie:{self.kind}@w{self.worker}"
 
 
+class Neighbour(_Frozen):
+    """Another run in this run's world (`harness.neighbours`): before worker `before_worker`
+    starts, it runs to its end on fault-free workers of its own, against the same store,
+    services, clock and approval inbox. `tenant`: a second tenant with this run's input (the
+    same business keys) and approvers of its own; `workflow`: another workflow of this run's
+    tenant, with another run's input, through the same gates."""
+
+    kind: Literal["tenant", "workflow"]
+    before_worker: Worker = 0
+
+
+MAX_NEIGHBOURS = 4
+
+
 class FaultSchedule(_Frozen):
     version: Version1 = 1
     scenario: str
@@ -135,6 +150,8 @@ class FaultSchedule(_Frozen):
     controls: tuple[Annotated[str, Field(max_length=40)], ...] = Field(default=(), max_length=6)
     # start messages that lie, each to a worker before its resume (`harness.lies`)
     lies: tuple[Lie, ...] = Field(default=(), max_length=MAX_LIES)
+    # other runs in the same world, each before a worker of this one (`harness.neighbours`)
+    neighbours: tuple[Neighbour, ...] = Field(default=(), max_length=MAX_NEIGHBOURS)
 
     @field_validator("run_id")
     @classmethod
@@ -175,6 +192,7 @@ class FaultSchedule(_Frozen):
             parts.append(f"two workers after w{self.interleave.after_worker}")
         parts += [f"operator {c}" for c in self.controls]
         parts += [lie.label() for lie in self.lies]
+        parts += [f"{n.kind} neighbour before w{n.before_worker}" for n in self.neighbours]
         return ", ".join(parts) or "no faults"
 
 

@@ -14,15 +14,29 @@ from collections.abc import Callable
 
 import httpx
 
+from killpoint.fake_services.faults import ORIGIN_HEADER
 from killpoint.harness.contract.boundaries import READ_RETURNED, RESPONSE_RECEIVED
 
 
 class BoundaryTransport(httpx.BaseTransport):
-    def __init__(self, inner: httpx.BaseTransport, hit: Callable[[str], None]) -> None:
+    """`origin`, when given, goes on every request (`ORIGIN_HEADER`): which tenant and workflow
+    sent it, as the harness knows, for the services to journal (`harness.neighbours`)."""
+
+    def __init__(
+        self, inner: httpx.BaseTransport, hit: Callable[[str], None], origin: str | None = None
+    ) -> None:
         self.inner = inner
         self.hit = hit
+        self.origin = origin
+
+    def signed(self, origin: str) -> BoundaryTransport:
+        """This transport, putting `origin` on every request."""
+        self.origin = origin
+        return self
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.origin is not None:
+            request.headers[ORIGIN_HEADER] = self.origin
         response = self.inner.handle_request(request)
         if not request.url.path.startswith("/_admin"):
             self.hit(READ_RETURNED if request.method == "GET" else RESPONSE_RECEIVED)

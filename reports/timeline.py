@@ -2,8 +2,9 @@
 
 Jepsen shows a history as one lane per process with fault periods shaded; a reader sees at a
 glance which operation happened while which node was down. Here the lanes are the workers (their
-boundary hits in order, the death marked), the store (checkpoint commits by sequence) and each
-service (requests from its journal, applied effects filled, network-faulted ones ringed).
+boundary hits in order, the death marked), each neighbour that shared the run's world (its
+requests, where they fell between the run's), the store (checkpoint commits by sequence) and
+each service (requests from its journal, applied effects filled, network-faulted ones ringed).
 
 There is no shared clock fine enough to order these (the injected clock stands still between
 jumps), so the x axis is logical order: a hit records how many requests the services had seen
@@ -17,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from killpoint.fake_services.faults import FaultMode
-from killpoint.fake_services.journal import RequestRecord
-from killpoint.harness.history import History, WorkerRecord
+from killpoint.fake_services.journal import AppliedEffect, RequestRecord
+from killpoint.harness.history import History, NeighbourRecord, WorkerRecord
 from killpoint.harness.results import EvidenceRef
 
 LABEL_WIDTH = 150.0
@@ -44,7 +45,7 @@ class Mark:
 @dataclass
 class Lane:
     name: str
-    kind: str  # "worker" | "store" | "service"
+    kind: str  # "worker" | "neighbour" | "store" | "service"
     y: float = 0.0
     marks: list[Mark] = field(default_factory=list)
     span: tuple[float, float] | None = None  # a worker's life, first to last hit
@@ -87,7 +88,8 @@ class _Grid:
 def _grid(history: History) -> _Grid:
     hit_col: dict[int, int] = {}
     req_col: dict[int, int] = {}
-    pending = sorted(history.requests, key=lambda r: r.seq)
+    theirs = [r for n in history.neighbours for r in n.requests]
+    pending = sorted([*history.requests, *theirs], key=lambda r: r.seq)
     col = 1  # column 0 is the start message
     seen: set[int] = set()
     for i, hit in enumerate(history.hits):
@@ -106,13 +108,15 @@ def _grid(history: History) -> _Grid:
     return _Grid(hit_col, req_col, col, step)
 
 
-def _applied_requests(history: History) -> dict[int, int]:
+def _applied_requests(
+    applied: list[AppliedEffect], requests: list[RequestRecord]
+) -> dict[int, int]:
     """Journal seq of the request behind each applied effect (effect seq -> request seq)."""
     matched: dict[int, int] = {}
     used: set[int] = set()
     keys = ("service", "operation", "fingerprint", "time")
-    for effect in history.applied:
-        for request in history.requests:
+    for effect in applied:
+        for request in requests:
             seq = request.seq
             if seq not in used and all(getattr(request, k) == getattr(effect, k) for k in keys):
                 matched[effect.seq] = seq
@@ -160,6 +164,7 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
     evidence += marked
     bands += _down_bands(history, grid, records)
     ordered = [lane for lane in lanes.values() if lane.kind == "worker"]
+    ordered += [_neighbour_lane(n, grid) for n in history.neighbours]
     ordered += [store] + [lane for lane in lanes.values() if lane.kind == "service"]
     for n, lane in enumerate(ordered):
         lane.y = TOP + n * LANE_HEIGHT + LANE_HEIGHT / 2
@@ -279,7 +284,7 @@ def _request_marks(
 ) -> tuple[list[Band], int]:
     """Each request on its service's lane (filled if it applied an effect), a band over each
     network-faulted one; the bands and the number of evidence marks placed."""
-    effect_of = _applied_requests(history)
+    effect_of = _applied_requests(history.applied, history.requests)
     applied = set(effect_of.values())
     marked_requests = _refs(refs, "request") | {
         effect_of[e] for e in _refs(refs, "effect") if e in effect_of
@@ -312,6 +317,30 @@ def _request_marks(
             label = request.outcome.replace("_", " ")
             bands.append(Band(x - grid.step / 2, grid.step, "net", title, label=label))
     return bands, evidence
+
+
+def _neighbour_lane(neighbour: NeighbourRecord, grid: _Grid) -> Lane:
+    """A neighbour's requests, each where it fell between the run's own (filled if applied)."""
+    applied = set(_applied_requests(neighbour.applied, neighbour.requests).values())
+    lane = Lane(
+        name=f"{neighbour.tenant if neighbour.kind == 'tenant' else 'workflow'} "
+        f"{neighbour.final_status}",
+        kind="neighbour",
+        title=f"{neighbour.kind} neighbour {neighbour.tenant}/{neighbour.workflow_id}, before "
+        f"w{neighbour.before_worker}: {neighbour.final_status}",
+    )
+    for request in sorted(neighbour.requests, key=lambda r: r.seq):
+        x = grid.x(grid.req_col[request.seq])
+        lane.marks.append(
+            Mark(
+                x=x,
+                shape="request",
+                title=_request_title(request),
+                classes=_cls("request", "applied" if request.seq in applied else None),
+            )
+        )
+        lane.span = (lane.span[0] if lane.span else x, x)
+    return lane
 
 
 def _down_bands(history: History, grid: _Grid, records: dict[int, WorkerRecord]) -> list[Band]:

@@ -41,6 +41,7 @@ from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.handoff import check_handoff
 from killpoint.harness.checkers.intended_delete import check_intended_delete
 from killpoint.harness.checkers.intent import check_intent
+from killpoint.harness.checkers.isolation import check_isolation
 from killpoint.harness.checkers.message_integrity import check_message_integrity
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
@@ -70,6 +71,7 @@ CHECKERS: dict[str, Checker] = {
     "handoff_terms": check_handoff,
     "deploy_policy": check_deploy,
     "message_integrity": check_message_integrity,
+    "isolation": check_isolation,
 }
 
 

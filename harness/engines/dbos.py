@@ -46,7 +46,13 @@ from killpoint.harness.engines.dbos_store import (
     system_database,
 )
 from killpoint.harness.engines.dbos_store import reset as reset_store
-from killpoint.harness.protocol import SHARED_PROCESS, EngineSpec, StoreHandle, WorkerEnv
+from killpoint.harness.protocol import (
+    ANY_WORKFLOW,
+    SHARED_PROCESS,
+    EngineSpec,
+    StoreHandle,
+    WorkerEnv,
+)
 from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
@@ -288,6 +294,7 @@ def spec(variant: str) -> EngineSpec:
         reader=read_history,
         reset=reset,
         ref=ref,
-        lacks=units.LACKS | {SHARED_PROCESS},  # one DBOS instance per process
+        # one DBOS instance per process, which recovers every pending workflow as it launches
+        lacks=units.LACKS | {SHARED_PROCESS, ANY_WORKFLOW},
         description=f"DBOS {variant}: one workflow, a step per workflow step",
     )

@@ -57,7 +57,13 @@ from killpoint.harness.engines.temporal_server import (
 )
 from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.killswitch import Killed
-from killpoint.harness.protocol import CheckpointRecord, EngineSpec, StoreHandle, WorkerEnv
+from killpoint.harness.protocol import (
+    ANY_WORKFLOW,
+    CheckpointRecord,
+    EngineSpec,
+    StoreHandle,
+    WorkerEnv,
+)
 from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
@@ -349,5 +355,5 @@ def spec(variant: str) -> EngineSpec:
         reset=reset,
         ref=ref,
         description=f"Temporal {variant}: an activity per step, the event history as checkpoint",
-        lacks=LACKS,
+        lacks=LACKS | {ANY_WORKFLOW},  # a worker takes any task of the run's queue
     )

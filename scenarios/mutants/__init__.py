@@ -19,7 +19,9 @@ effects wrong (a write in pieces at its final name, a delete by name alone); the
 `deploy.py` resumes runs of another version on its own code.
 `controls.py` gives the operator a force-complete; those in `lies.py` take a redelivered
 start message that lies at its word (its input over the validated one, or a protected call
-built from it under an approval given for something else).
+built from it under an approval given for something else). Those in `world.py` drop a scope
+only a shared world tests (a key without its workflow, an approval taken for another run's):
+only a neighbour in the schedule (a second tenant, another workflow) makes them do harm.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from killpoint.scenarios.mutants import (
     steps,
     store,
     tamper,
+    world,
 )
 
 __all__ = ["MUTANTS"]
@@ -340,6 +343,26 @@ MUTANTS.update(
             "start message, never checked against what its approval covered",
             engine=lies.LatestMessageInHand,
             kinds=lies.ProtectedCallFromTheMessage,
+        ),
+    )
+)
+
+# mistakes only a neighbour exposes (`harness.neighbours`): a second tenant with the same orders,
+# another workflow at the same gate
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "idempotency_key_without_workflow",
+            "001: the idempotency key hashed from the business intent alone, without the "
+            "workflow or tenant — two tenants' identical orders share one key",
+            executor=world.KeyOfTheIntent,
+        ),
+        _mutant(
+            "approval_found_by_scope",
+            "000: an approval found by its gate and scope, not checked to answer this run's "
+            "request — another workflow's or tenant's grant opens the gate",
+            kinds=world.ApprovalTakenByScope,
         ),
     )
 )

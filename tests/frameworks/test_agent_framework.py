@@ -82,7 +82,10 @@ def test_naive_repeats_a_charge_after_one_crash_and_its_schedule_replays_alone(
 ) -> None:
     result = _campaign(tmp_path / "naive", NAIVE, faults=False)
     run = next(
-        r for r in result.runs if r.kind == "single" and r.crashed_at == [CHARGE_ANSWERED.label()]
+        r
+        for r in result.runs
+        if r.kind == "single"
+        and [c.label() for c in r.schedule.crashes] == [CHARGE_ANSWERED.label()]
     )
     assert "single_effect" in _false(run)
     assert run.schedule_file is not None

@@ -81,6 +81,7 @@ SCHEDULE = FaultSchedule(
     redeliver_start=True,
     interleave=fs.Interleave(after_worker=0, switch_at=(1, 3), pause_expires_lease=True),
     lies=(fs.Lie(worker=1, kind="amount"),),
+    neighbours=(fs.Neighbour(kind="tenant", before_worker=1),),
 )  # fmt: skip
 SCHEDULE_DOC: hj.Doc = json.loads(SCHEDULE.model_dump_json())
 WORKER = (0, fs.MAX_WORKERS - 1)
@@ -90,18 +91,21 @@ SCHEDULE_SHAPE = hj.Shape(
               "tamper", "deploys", "redeliver_start", "redeliver_after_end", "interleave",
               "max_workers", "*.occurrence", "network.*", f"{RULES}.operation",
               f"{RULES}.params", f"{RULES}.params.after_*", f"{RULES}.params.copies",
-              "interleave.switch_at", "interleave.pause_expires_lease", "lies"),
+              "interleave.switch_at", "interleave.pause_expires_lease", "lies", "neighbours",
+              "neighbours.*.before_worker"),
     nullable={"engine": "str", "*.step": "str", f"{RULES}.operation": "str",
               f"{RULES}.occurrence": "int", "interleave": "dict"},
     bounds={"version": (1, 1), "*.worker": WORKER, "*after_worker": WORKER,
             "deploys.*.from_worker": (1, fs.MAX_WORKERS - 1), "*.occurrence": (1, fs.MAX_HITS),
             "clock_jumps.*.seconds": (0, fs.YEAR_S), "downtime_s": (0, fs.YEAR_S),
             "interleave.switch_at.*": (0, fs.MAX_HITS), "max_workers": (1, fs.MAX_WORKERS),
+            "neighbours.*.before_worker": WORKER,
             **{f"{RULES}.params.{name}": (low, high)
                for params in PARAMS.values() for name, (_, low, high) in params.items()}},
     enums={"tier": frozenset({"inprocess", "real"}), f"{RULES}.mode": frozenset(FaultMode),
            f"{RULES}.service": frozenset(SERVICES), "tamper.*.kind": frozenset(TAMPER_KINDS),
-           "lies.*.kind": frozenset(fs.LIE_KINDS)},
+           "lies.*.kind": frozenset(fs.LIE_KINDS),
+           "neighbours.*.kind": frozenset({"tenant", "workflow"})},
 )  # fmt: skip
 
 

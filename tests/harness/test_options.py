@@ -125,6 +125,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "shard": changed.shard,
         "worker_timeout": changed.worker_timeout,
         "lies": changed.lies,
+        "neighbours": changed.neighbours,
     }
     from_arguments = {
         "scenarios": [],
@@ -161,6 +162,7 @@ def test_a_hunt_takes_the_shared_phases() -> None:
         "network": True,
         "explore": "60",
         "lies": True,
+        "neighbours": True,
     }
 
 

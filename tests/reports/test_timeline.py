@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
+from killpoint.harness.runner import run_schedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint, Neighbour
+from killpoint.harness.world import World
 from killpoint.reports.timeline import Lane, Timeline, build_timeline
+from killpoint.scenarios import CATALOGUE
 from tests.reports.campaigns import sample_campaign
 from tests.reports.duplicate_charge import duplicate_charge_history, violation_verdict
 
@@ -106,3 +112,28 @@ def test_step_labels_are_shortened_so_they_do_not_overlap() -> None:
             assert mark.x + len(mark.text) * 5.5 < after.x
     first = next(m for m in _lane(t, "w0").marks if m.text)
     assert first.text.startswith("valid")
+
+
+def test_a_neighbour_has_a_lane_of_its_requests_where_they_fell_between_the_runs(
+    tmp_path: Path,
+) -> None:
+    crash = HitPoint(worker=0, step="charge", boundary="transport.response_received")
+    schedule = FaultSchedule(
+        scenario="approval_refund",
+        run_id="beside",
+        crashes=(crash,),
+        neighbours=(Neighbour(kind="tenant", before_worker=1),),
+    )
+    with World.open(tmp_path) as world:
+        history = run_schedule(world, CATALOGUE["approval_refund"], schedule, REFERENCE)
+    t = build_timeline(history, [])
+    assert [lane.kind for lane in t.lanes][:4] == ["worker", "worker", "neighbour", "store"]
+    lane = _lane(t, "tenant-b completed")
+    (other,) = history.neighbours
+    assert len(lane.marks) == len(other.requests)
+    assert sum("applied" in m.classes for m in lane.marks) == len(other.applied)
+    w0, w1 = (max(m.x for m in t.lanes[0].marks), min(m.x for m in t.lanes[1].marks))
+    assert all(w0 < m.x < w1 for m in lane.marks)
+    # the run's own requests only on the services' lanes
+    on_services = sum(len(x.marks) for x in t.lanes if x.kind == "service")
+    assert on_services == len(history.requests)

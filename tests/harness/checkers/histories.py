@@ -11,6 +11,7 @@ request carried (`CHARGE_BODY`) and the boundary hits (`hit()`) the engine repor
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import JsonValue
@@ -30,6 +31,7 @@ from killpoint.harness.history import (
     History,
     HitRecord,
     LieRecord,
+    NeighbourRecord,
     TamperRecord,
     WorkerRecord,
 )
@@ -297,3 +299,48 @@ def unreadable(history: History) -> History:
     return history.model_copy(
         update={"readable": False, "checkpoints": [], "effects": [], "approvals": []}
     )
+
+
+MAIN = "tenant-a/tiny_order:1"  # the run's origin, as its requests are signed
+NEIGHBOUR = "tenant-b/tiny_order:2"
+
+
+def signed(record: Any, origin: str = MAIN) -> Any:
+    """A journal row (request or effect) as the harness's client signed it."""
+    return replace(record, origin=origin)
+
+
+def neighbour(**changes: Any) -> NeighbourRecord:
+    """A second tenant's run of the same order, completed alone: its own key, its own charge
+    (`ch_9`), approved by its own approver; `changes` to any field."""
+    fields: dict[str, Any] = {
+        "kind": "tenant",
+        "tenant": "tenant-b",
+        "workflow_id": "tiny_order:2",
+        "origin": NEIGHBOUR,
+        "before_worker": 0,
+        "expected": [CHARGE],
+        "expected_status": "completed",
+        "final_status": "completed",
+        "checkpoints": lineage(),
+        "effects": [
+            ledger_row(key="b/charge", workflow_id="tiny_order:2").model_copy(
+                update={"receipt": Receipt(resource_id="ch_9")}
+            )
+        ],
+        "requests": [signed(request(5, idempotency_key="b/charge"), NEIGHBOUR)],
+        "applied": [signed(effect(5, idempotency_key="b/charge", resource_id="ch_9"), NEIGHBOUR)],
+    }
+    return NeighbourRecord(**{**fields, **changes})
+
+
+def shared_world(**changes: Any) -> History:
+    """The good run, signed, beside one neighbour (`neighbour()`); `changes` to any field."""
+    fields: dict[str, Any] = {
+        "origin": MAIN,
+        "requests": [signed(request(1)), signed(read(2))],
+        "applied": [signed(effect(1))],
+        "effects": [ledger_row(key="order-1/create_charge")],
+        "neighbours": [neighbour()],
+    }
+    return completed_run(**{**fields, **changes})

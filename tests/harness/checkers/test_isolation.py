@@ -1,0 +1,186 @@
+"""isolation on hand-built histories: a run beside a second tenant's run of the same order, each
+half of the checker made false by the one record that crosses over, unknown where the records
+it needs are missing, true when nothing crosses."""
+
+from __future__ import annotations
+
+from killpoint.harness.checkers.isolation import check_isolation
+from killpoint.harness.contract.records import ApprovalRecord, EffectStatus, Receipt
+from killpoint.harness.history import FailureRecord
+from killpoint.harness.protocol import ANY_WORKFLOW
+from killpoint.harness.results import EvidenceRef
+from tests.harness.checkers.histories import (
+    MAIN,
+    NEIGHBOUR,
+    WORKFLOW,
+    checkpoint,
+    completed_run,
+    effect,
+    ledger_row,
+    lineage,
+    neighbour,
+    request,
+    shared_world,
+    signed,
+)
+
+TENANT_B_APPROVER = "operator+tenant-b@example.test"
+
+
+def _granted(actor: str, workflow_id: str) -> ApprovalRecord:
+    return ApprovalRecord(
+        workflow_id=workflow_id, gate="charge_ok", status="granted", actor=actor, expires_at=99.0
+    )
+
+
+def test_a_run_alone_shares_its_world_with_nobody() -> None:
+    verdict = check_isolation(completed_run(), WORKFLOW)
+    assert verdict.valid is True and "no neighbour" in verdict.summary
+
+
+def test_a_neighbour_with_keys_resources_and_approvals_of_its_own_is_true() -> None:
+    approved = neighbour(approvals=[_granted(TENANT_B_APPROVER, "tiny_order:2")])
+    verdict = check_isolation(shared_world(neighbours=[approved]), WORKFLOW)
+    assert verdict.valid is True, verdict
+
+
+def test_a_request_under_a_neighbours_idempotency_key_is_false() -> None:
+    """The second tenant's identical order sent under the run's key: the service replays the
+    run's charge to it."""
+    copied = signed(request(5, idempotency_key="order-1/create_charge"), NEIGHBOUR)
+    verdict = check_isolation(shared_world(neighbours=[neighbour(requests=[copied])]), WORKFLOW)
+    assert verdict.valid is False
+    assert "idempotency key" in verdict.summary and "the run" in verdict.evidence[0]
+    assert verdict.refs == [EvidenceRef(kind="request", index=1)]  # the run's own, cited
+
+
+def test_a_receipt_naming_a_resource_a_neighbour_created_is_false() -> None:
+    """The run's ledger holds the charge the second tenant's request made (a lookup by the
+    order id found it); its own request never applied one."""
+    theirs = ledger_row(key="order-1/create_charge", receipt=None).model_copy(
+        update={"receipt": Receipt(resource_id="ch_9")}
+    )
+    history = shared_world(effects=[theirs], applied=[])
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid is False
+    assert "ch_9" in verdict.summary and "created" in verdict.summary
+
+
+def test_an_approval_another_tenants_approver_gave_is_false() -> None:
+    one, two, three, four = lineage()
+    carried = [{"gate": "charge_ok", "actor": TENANT_B_APPROVER, "expires_at": 99.0}]
+    history = shared_world(
+        checkpoints=[one, two, three.model_copy(update={"approvals": carried}), four],
+        approvals=[],
+        neighbours=[neighbour(approvals=[_granted(TENANT_B_APPROVER, "tiny_order:2")])],
+    )
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid is False
+    assert TENANT_B_APPROVER in verdict.summary
+    assert verdict.refs == [EvidenceRef(kind="checkpoint", index=3)]
+
+
+def test_the_runs_own_approval_at_the_same_gate_is_true() -> None:
+    one, two, three, four = lineage()
+    carried = [{"gate": "charge_ok", "actor": "operator@example.test", "expires_at": 50.0}]
+    history = shared_world(
+        checkpoints=[one, two, three.model_copy(update={"approvals": carried}), four],
+        approvals=[_granted("operator@example.test", "tiny_order:1")],
+        neighbours=[neighbour(approvals=[_granted(TENANT_B_APPROVER, "tiny_order:2")])],
+    )
+    assert check_isolation(history, WORKFLOW).valid is True
+
+
+def test_completed_with_its_charge_applied_only_under_a_neighbours_origin_is_false() -> None:
+    """Two charges of order-1 in the journal, both the second tenant's: the run, completed,
+    has none (its own request went under another key, and was never applied)."""
+    twice = [
+        signed(effect(5, idempotency_key="b/charge", resource_id="ch_9"), NEIGHBOUR),
+        signed(effect(6, idempotency_key="b/charge-2", resource_id="ch_10"), NEIGHBOUR),
+    ]
+    history = shared_world(
+        applied=[], effects=[], neighbours=[neighbour(applied=twice, effects=[])]
+    )
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid is False
+    assert "applied only by" in verdict.summary
+
+
+def test_a_neighbour_that_did_not_end_as_expected_may_be_harmed_or_the_engines_own() -> None:
+    """Without a fault, a neighbour stopped for review or failed: the run may have harmed it,
+    or the engine ends so alone too (its own recording would say); unknown, not false."""
+    stuck = neighbour(final_status="needs_review")
+    verdict = check_isolation(shared_world(neighbours=[stuck]), WORKFLOW)
+    assert verdict.valid == "unknown" and "needs_review" in verdict.summary
+    failed = neighbour(failures=[FailureRecord(where="worker 0", error="E: x", traceback="")])
+    verdict = check_isolation(shared_world(neighbours=[failed]), WORKFLOW)
+    assert verdict.valid == "unknown" and "failed" in verdict.summary
+
+
+def test_a_neighbour_whose_charge_the_run_made_was_harmed() -> None:
+    """The second tenant completed, but the only charge of its order is the run's (its request
+    was replayed the run's): false, whatever else it did."""
+    history = shared_world(neighbours=[neighbour(applied=[])])
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid is False and "tenant neighbour" in verdict.summary
+    assert "applied only by the run" in verdict.summary
+
+
+def test_an_object_named_by_its_content_is_everyones() -> None:
+    """The neighbour stored the artifact first; the run's receipt names it, and the run has no
+    effect of its own for it: the same bytes are the same object."""
+    address = "a" * 64
+    stored = signed(
+        effect(5, service="artifacts", operation="put", key=address, resource_id=address),
+        NEIGHBOUR,
+    )
+    put = signed(request(5, "put", service="artifacts", key=address, idempotency_key=None))
+    row = ledger_row(key="run/put", service="artifacts", operation_id="upload/put").model_copy(
+        update={"receipt": Receipt(resource_id=address)}
+    )
+    history = shared_world(
+        requests=[signed(request(1)), put],
+        effects=[ledger_row(key="order-1/create_charge"), row],
+        neighbours=[neighbour(applied=[*neighbour().applied, stored])],
+    )
+    assert check_isolation(history, WORKFLOW).valid is True
+
+
+def test_without_the_ledger_of_a_party_the_journal_alone_is_unknown() -> None:
+    history = shared_world(ledger=False, effects=[])
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid == "unknown" and "not visible" in verdict.summary
+    blind = shared_world(neighbours=[neighbour(readable=False, effects=[], checkpoints=[])])
+    assert check_isolation(blind, WORKFLOW).valid == "unknown"
+
+
+def test_the_journal_half_judges_without_a_ledger() -> None:
+    copied = signed(request(5, idempotency_key="order-1/create_charge"), NEIGHBOUR)
+    history = shared_world(ledger=False, effects=[], neighbours=[neighbour(requests=[copied])])
+    assert check_isolation(history, WORKFLOW).valid is False
+
+
+def test_a_request_nobody_signed_leaves_the_journal_unattributed() -> None:
+    history = shared_world(requests=[signed(request(1)), request(2, "charge_by_key")])
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid == "unknown" and "no origin" in verdict.summary
+
+
+def test_a_failed_ledger_row_has_no_receipt_to_judge() -> None:
+    failed = ledger_row(status=EffectStatus.FAILED).model_copy(update={"receipt": None})
+    assert check_isolation(shared_world(effects=[failed]), WORKFLOW).valid is True
+
+
+def test_origins_are_who_signed_the_records() -> None:
+    assert shared_world().origin == MAIN
+    assert {r.origin for r in shared_world().neighbours[0].requests} == {NEIGHBOUR}
+    assert checkpoint(1, "received").approvals == []
+
+
+def test_an_engine_whose_workers_run_any_workflow_is_unknown() -> None:
+    """DBOS recovers every pending workflow as it launches: the neighbour's worker may have sent
+    the run's requests, signed as the neighbour."""
+    copied = signed(request(5, idempotency_key="order-1/create_charge"), NEIGHBOUR)
+    history = shared_world(lacks=[ANY_WORKFLOW], neighbours=[neighbour(requests=[copied])])
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid == "unknown" and "whatever workflow" in verdict.summary
