@@ -78,9 +78,9 @@ PINS: dict[str, tuple[str, str, int]] = {
     # lying start messages, told on a sample of the single crashes (harness.lies)
     "redelivered_start_replaces_input": ("order_saga", "message_integrity", 15),
     "protected_call_beyond_its_approval": ("approval_refund", "authority", 10),
-    # a shared world: caught beside a neighbour the plan gives the riskiest single crash (a
-    # second tenant with the same order) or a named case at a gate (another workflow)
-    "idempotency_key_without_workflow": ("approval_refund", "single_effect", 8),
+    # a shared world: caught beside a neighbour the plan gives the riskiest single crash told no
+    # lie (a second tenant with the same order) or a named case at a gate (another workflow)
+    "idempotency_key_without_workflow": ("approval_refund", "single_effect", 20),
     "approval_found_by_scope": ("approval_refund", "isolation", 4),
 }
 
