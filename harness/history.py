@@ -20,7 +20,7 @@ from killpoint.harness.contract.records import (
     EffectRecord,
     Versions,
 )
-from killpoint.harness.protocol import CheckpointRecord
+from killpoint.harness.protocol import CheckpointRecord, QueuedRun
 from killpoint.harness.schedule import FaultSchedule
 
 
@@ -124,9 +124,23 @@ class History(_Model):
     requests: list[RequestRecord]
     applied: list[AppliedEffect]
     expected_status: str = "completed"
+    # the run's end as the engine's durable records say (`harness.durable`); without a history
+    # reader, what its last worker said (then `durable_status` is None: nothing durable seen)
     final_status: str
     final_state: str
     final_reason: str = ""
+    # what the run's last worker returned: its word, kept apart and never evidence; None when
+    # the last worker to end returned nothing (killed, failed, hung)
+    claimed_status: str | None = None
+    claimed_state: str = ""
+    claimed_reason: str = ""
+    keeps_queue: bool = False  # the engine's reader reads its durable operator queue
+    queued: QueuedRun | None = None  # that queue's entry of this run, when it holds one
+
+    @property
+    def durable_status(self) -> str | None:
+        """The status the engine's durable records show; None without a history reader."""
+        return self.final_status if self.readable else None
 
     @property
     def deaths(self) -> list[WorkerRecord]:

@@ -189,6 +189,35 @@ class HistoryReader(Protocol):
     def compacted_below(self, workflow_id: str) -> int: ...
 
 
+class QueuedRun(BaseModel):
+    """A run as an engine's durable operator queue holds it: what a person reads to act on it.
+
+    Seed 000: "a recovery failure should enter an operator queue with enough evidence to act".
+    `reason` is the status it waits in (needs_review, quarantined, budget_exhausted,
+    dead_lettered …), `detail` why, `state` where it stopped, `in_doubt` the operation ids of
+    its effects whose outcome is in doubt (what a person must reconcile first)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    reason: str
+    detail: str = ""
+    state: str = ""
+    in_doubt: list[str] = []
+
+
+@runtime_checkable
+class QueueReader(Protocol):
+    """A history reader that also reads the engine's durable operator queue (optional, as
+    `OperatedEngine` is for workers): the oracle judges that a run which stopped for a person
+    is in it, with its evidence. A reader without it is an engine that keeps no queue, and the
+    check that needs one answers unknown."""
+
+    def queued(self, workflow_id: str) -> QueuedRun | None:
+        """The queue's entry of the workflow; None when the queue does not hold it."""
+        ...
+
+
 class NoHistory:
     """The history reader of an engine that exposes none: the oracle sees only the outside."""
 
@@ -214,6 +243,8 @@ class Recorded(NoHistory):
         self._approvals = reader.approvals(workflow_id)
         self._compacted = reader.compacted_below(workflow_id)
         self.ledger = bool(getattr(reader, "ledger", True))
+        self.keeps_queue = isinstance(reader, QueueReader)
+        self._queued = reader.queued(workflow_id) if isinstance(reader, QueueReader) else None
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         return self._checkpoints
@@ -226,6 +257,9 @@ class Recorded(NoHistory):
 
     def compacted_below(self, workflow_id: str) -> int:
         return self._compacted
+
+    def queued(self, workflow_id: str) -> QueuedRun | None:
+        return self._queued
 
 
 # What an engine lacks that runs one worker per process (DBOS, a process-wide singleton): the
