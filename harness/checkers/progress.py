@@ -1,14 +1,18 @@
 """Progress: once faults stop, recovery reaches a terminal state within a bounded number of
 workers; a run without faults ends the way its scenario says.
 
-Its evidence is the harness's own record of the workers and the outcome each returned, which
-every history holds, so it is never unknown. A tampering the engine could not stage is no
-fault: recovery is counted from the last fault that happened.
+The end is the one the engine's durable records show (`History.final_status`), never a
+worker's word: a worker that says its run was dead-lettered while the store still says
+running has not ended it. The bound on workers is the harness's own record of them, which
+every history holds. Without a history reader, a run whose workers never said it ended is
+false all the same (their word convicts), and one they say ended is unknown: no durable
+record shows it. A tampering the engine could not stage is no fault: recovery is counted from
+the last fault that happened.
 """
 
 from __future__ import annotations
 
-from killpoint.harness.checkers._common import ok, violated
+from killpoint.harness.checkers._common import ok, unknown, violated
 from killpoint.harness.contract.records import is_terminal
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
@@ -30,7 +34,10 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
         )
     if not is_terminal(history.final_status):
         last = workers[-1] if workers else None
-        evidence = [f"{len(workers)} worker(s) ran; final status {history.final_status}"]
+        said = (
+            f" ({history.claimed_status}, its last worker said)" if history.claimed_status else ""
+        )
+        evidence = [f"{len(workers)} worker(s) ran; final status {history.final_status}{said}"]
         if last is not None:
             evidence.append(f"worker {last.worker} ended {last.end}: {last.reason}")
         return violated(
@@ -65,5 +72,11 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
             f"a run without faults ended {history.final_status}, "
             f"expected {history.expected_status}",
             [f"final: {history.final_status} in {history.final_state}: {history.final_reason}"],
+        )
+    if not history.readable:
+        return unknown(
+            NAME,
+            f"its workers say it ended {history.final_status}; the engine shows no durable "
+            "record of its end (no history reader)",
         )
     return ok(NAME, f"{history.final_status} after {len(workers)} worker(s)")

@@ -17,7 +17,8 @@ artifact damaged without changing its size, or swapped for another of the run's)
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
 effects wrong (a write in pieces at its final name, a delete by name alone); the one in
 `deploy.py` resumes runs of another version on its own code.
-`controls.py` gives the operator a force-complete.
+`controls.py` gives the operator a force-complete; `deadletter.py` reports a run dead-lettered
+without recording it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
     controls,
+    deadletter,
     deploy,
     explore,
     failure,
@@ -316,6 +318,19 @@ MUTANTS.update(
             "000: assuming the queue is the database — a start message for a finished run "
             "starts it over",
             engine=explore.FinishedRunRestarted,
+        ),
+    )
+)
+
+# the end a worker returns is a message, not a record (issue 24, durable truth)
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "dead_letter_only_reported",
+            "001: assuming the queue is the database — a run past its delivery limit is "
+            "reported dead-lettered and never recorded or queued for a person",
+            engine=deadletter.DeadLetterOnlyReported,
         ),
     )
 )
