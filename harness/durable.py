@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from killpoint.harness.history import WorkerRecord
-from killpoint.harness.protocol import CheckpointRecord, HistoryReader, QueuedRun, QueueReader
+from killpoint.harness.protocol import (
+    AuditedControl,
+    CheckpointRecord,
+    HistoryReader,
+    QueuedRun,
+    QueueReader,
+    Recorded,
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,13 @@ def claimed_end(workers: Sequence[WorkerRecord]) -> End | None:
 
 def queued_of(reader: HistoryReader, workflow_id: str) -> QueuedRun | None:
     return reader.queued(workflow_id) if isinstance(reader, QueueReader) else None
+
+
+def audited(reader: HistoryReader) -> list[AuditedControl] | None:
+    """The engine's audit trail of controls, as its reader read it; None when it reads none."""
+    if isinstance(reader, Recorded):
+        return reader.audited()
+    return None
 
 
 def durable_end(checkpoints: Sequence[CheckpointRecord], queued: QueuedRun | None) -> End:
@@ -93,4 +107,5 @@ def ending(
         "claimed_reason": claim.reason if claim else "",
         "keeps_queue": readable and bool(getattr(reader, "keeps_queue", False)),
         "queued": queued,
+        "audit": audited(reader) if readable else None,
     }

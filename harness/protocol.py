@@ -204,6 +204,7 @@ class QueuedRun(BaseModel):
     detail: str = ""
     state: str = ""
     in_doubt: list[str] = []
+    controls: list[str] | None = None  # the controls the queue allows now; None: it does not say
 
 
 @runtime_checkable
@@ -215,6 +216,33 @@ class QueueReader(Protocol):
 
     def queued(self, workflow_id: str) -> QueuedRun | None:
         """The queue's entry of the workflow; None when the queue does not hold it."""
+        ...
+
+
+class AuditedControl(BaseModel):
+    """An operator's control as an engine's durable audit trail holds it: which, by whom, and
+    the checkpoints it moved the run between (`from_sequence` → `to_sequence`), under which
+    fencing token."""
+
+    model_config = ConfigDict(frozen=True)
+
+    control: str
+    actor: str
+    at: float
+    from_sequence: int
+    to_sequence: int
+    to_status: str
+    fencing_token: int | None = None
+
+
+@runtime_checkable
+class AuditReader(Protocol):
+    """A history reader that also reads the engine's audit trail of operator controls
+    (optional): the oracle holds each control the harness's operator applied to it, and takes
+    a move a control made as a person's, even when the worker died before saying so."""
+
+    def audit(self, workflow_id: str) -> list[AuditedControl]:
+        """Every control that acted on the workflow, oldest first."""
         ...
 
 
@@ -245,6 +273,7 @@ class Recorded(NoHistory):
         self.ledger = bool(getattr(reader, "ledger", True))
         self.keeps_queue = isinstance(reader, QueueReader)
         self._queued = reader.queued(workflow_id) if isinstance(reader, QueueReader) else None
+        self._audit = reader.audit(workflow_id) if isinstance(reader, AuditReader) else None
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         return self._checkpoints
@@ -260,6 +289,10 @@ class Recorded(NoHistory):
 
     def queued(self, workflow_id: str) -> QueuedRun | None:
         return self._queued
+
+    def audited(self) -> list[AuditedControl] | None:
+        """The audit trail read, or None when the engine's reader reads none."""
+        return self._audit
 
 
 # What an engine lacks that runs one worker per process (DBOS, a process-wide singleton): the

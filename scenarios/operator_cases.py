@@ -14,11 +14,14 @@ from __future__ import annotations
 from killpoint.harness.history import History
 from killpoint.harness.scenario import NamedCase, NotApplicable
 from killpoint.harness.schedule import FaultSchedule, HitPoint
-from killpoint.scenarios.case_parts import all_of, once, status_in
 
 DELIVERIES = 21  # one more than the reference engine's limit (`Settings.max_deliveries`)
-# each delivery dies as it begins shipping: the charge is done, nothing is in doubt
-DYING = tuple(HitPoint(worker=w, step="ship", boundary="step.begin") for w in range(DELIVERIES - 1))
+# the first delivery dies as the charge's response comes back, each later one as it has asked
+# the payments service about it: the charge is applied and its outcome stays in doubt
+DYING = (
+    HitPoint(worker=0, step="charge", boundary="transport.response_received"),
+    *(HitPoint(worker=w, step="charge", boundary="reconcile.looked_up") for w in range(1, 20)),
+)
 
 
 def _review_and_sent_once(h: History) -> str | None:
@@ -69,23 +72,9 @@ OPERATOR_CASES: tuple[NamedCase, ...] = (
             redeliver_after_end=True,
             max_workers=DELIVERIES + 3,
         ),
-        f"Delivered {DELIVERIES} times, each worker dying before the shipment: the run is "
-        "dead-lettered in its store and queued for a person with its reason; the delivery "
-        "after that writes and sends nothing.",
+        f"Delivered {DELIVERIES} times, each worker dying with the charge in doubt: the run is "
+        "dead-lettered in its store and queued for a person with its reason and the charge in "
+        "doubt; the delivery after that writes and sends nothing.",
         _dead_lettered_and_left,
-    ),
-    NamedCase(
-        "operator_branches_a_dead_letter",
-        "000: a recovery failure should enter an operator queue; branch is a narrow control",
-        FaultSchedule(
-            scenario="order_saga",
-            run_id="case-operator-branches-a-dead-letter",
-            crashes=DYING,
-            controls=("branch",),
-            max_workers=DELIVERIES + 3,
-        ),
-        "Dead-lettered after its deliveries, the run is handed back by an operator's branch: "
-        "a new lineage from its last checkpoint ships once, on the one charge.",
-        all_of(status_in("completed"), once("payments", "create_charge"), once("publisher")),
     ),
 )

@@ -66,7 +66,13 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
             [f"worker {w.worker}: {w.end} {w.status or ''} {w.reason}" for w in after[:4]],
             [EvidenceRef(kind="worker", index=w.worker) for w in after[:4]],
         )
-    if not history.schedule.faulty and history.final_status != history.expected_status:
+    # an operator's control is a person's choice of end, not a fault to recover from
+    chosen = bool(history.controls_applied)
+    if (
+        not history.schedule.faulty
+        and not chosen
+        and history.final_status != history.expected_status
+    ):
         return violated(
             NAME,
             f"a run without faults ended {history.final_status}, "

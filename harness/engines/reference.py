@@ -22,6 +22,7 @@ from pydantic import JsonValue
 
 from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
+from killpoint.harness.engine.audit import audit_trail
 from killpoint.harness.engine.controls import Controls
 from killpoint.harness.engine.deadletter import STATEMENTS as DELIVERY_STATEMENTS
 from killpoint.harness.engine.dispatcher import Engine
@@ -38,6 +39,7 @@ from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog, Store
 from killpoint.harness.engine.tamper import stage
 from killpoint.harness.protocol import (
+    AuditedControl,
     CheckpointRecord,
     EngineSpec,
     QueuedRun,
@@ -118,8 +120,8 @@ class ReferenceEngine:
 
 class StoreReader:
     """Reads the reference store for the oracle; a checkpoint that fails its seal is shown
-    as untrusted with only its row's fields, never parsed. It reads the operator queue too
-    (`protocol.QueueReader`)."""
+    as untrusted with only its row's fields, never parsed. It reads the operator queue and the
+    audit trail of controls too (`protocol.QueueReader`, `protocol.AuditReader`)."""
 
     def __init__(self, store: Store, tenant: str, secret: SecretRef | None = None) -> None:
         self.store = store
@@ -193,7 +195,23 @@ class StoreReader:
             detail=entry.detail,
             state=entry.state,
             in_doubt=list(entry.in_doubt),
+            controls=list(entry.controls),
         )
+
+    def audit(self, workflow_id: str) -> list[AuditedControl]:
+        """The controls table's rows of the workflow (`engine.audit`), oldest first."""
+        return [
+            AuditedControl(
+                control=row.control,
+                actor=row.actor,
+                at=row.at,
+                from_sequence=row.from_sequence,
+                to_sequence=row.to_sequence,
+                to_status=row.to_status.value,
+                fencing_token=row.fencing_token,
+            )
+            for row in audit_trail(self.store, workflow_id)
+        ]
 
 
 class _OutputsAt:

@@ -17,8 +17,8 @@ artifact damaged without changing its size, or swapped for another of the run's)
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
 effects wrong (a write in pieces at its final name, a delete by name alone); the one in
 `deploy.py` resumes runs of another version on its own code.
-`controls.py` gives the operator a force-complete; `deadletter.py` reports a run dead-lettered
-without recording it.
+`controls.py` gives the operator a force-complete, and a retry under a fresh key;
+`deadletter.py` reports a run dead-lettered without recording it.
 """
 
 from __future__ import annotations
@@ -331,6 +331,13 @@ MUTANTS.update(
             "001: assuming the queue is the database — a run past its delivery limit is "
             "reported dead-lettered and never recorded or queued for a person",
             engine=deadletter.DeadLetterOnlyReported,
+        ),
+        # reached by the exploration's operators, on a run the faults stopped (issue 24)
+        _mutant(
+            "fresh_key_retry_control",
+            "000: retry with the same key — an operator's retry sends the effect in doubt "
+            "again under a freshly minted idempotency key",
+            workers=controls.FreshKeyRetryWorkers,
         ),
     )
 )

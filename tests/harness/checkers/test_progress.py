@@ -99,3 +99,16 @@ def test_a_worker_that_says_its_run_ended_while_the_store_says_running_is_false(
     assert verdict.evidence[0] == (
         "2 worker(s) ran; final status running (dead_lettered, its last worker said)"
     )
+
+
+def test_a_run_without_faults_may_end_where_its_operator_chose() -> None:
+    """A person's terminate is not a fault, and not a failure to recover either."""
+    ended = completed_run(
+        schedule=schedule(controls=["terminate"]),
+        final_status="failed",
+        controls=["terminate: failed"],
+        workers=[worker(0, status="failed")],
+    )
+    assert check_progress(ended, WORKFLOW).valid is True
+    refused = ended.model_copy(update={"controls": ["terminate refused: no"]})
+    assert check_progress(refused, WORKFLOW).valid is False
