@@ -95,6 +95,7 @@ class Campaign:
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)
+        self.operated = 0  # runs the operators made (`harness.operators`)
 
     def close(self) -> None:
         self.world.close()
@@ -210,6 +211,8 @@ class Campaign:
         for operated in operator_searches(self, config.scenarios):
             for result in operated.run():
                 self.keep(result)
+                self.operated += 1
+            announce()
         self.coverage = [_with_generated(c, self.runs) for c in self.coverage]
         shard = config.shard
         return CampaignResult(
@@ -244,7 +247,9 @@ class Campaign:
             pace = (time.perf_counter() - started) / max(planned, len(self.runs))
             return round((search.budget.seconds or 0.0) / max(pace, 1e-3))
 
-        return lambda: on_plan(plan.expected_runs(extra) + sum(map(expected, searches)))
+        return lambda: on_plan(
+            plan.expected_runs(extra) + sum(map(expected, searches)) + self.operated
+        )
 
 
 def exploration(
