@@ -15,6 +15,9 @@ old-schema checkpoints), a hook that prepares a world before workers are forked 
 resets a store to empty before each run (without it, each run gets a store of its own). An engine
 that offers no reader or tamper hook is still judged on the rest; the checkers answer
 `unknown` where they lack evidence, and a case whose tampering cannot be staged is unknown.
+A reader may also read the engine's durable operator queue (`QueueReader`) and its audit trail
+of operator controls (`AuditReader`), optional as `OperatedEngine` is for workers: the oracle
+judges a run's end from the durable records, never from what a worker returned.
 """
 
 from __future__ import annotations

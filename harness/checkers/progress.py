@@ -46,18 +46,7 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
             evidence,
             [EvidenceRef(kind="worker", index=w.worker) for w in workers[-1:]],
         )
-    last_fault = max((w.worker for w in history.deaths), default=-1)
-    for tamper in history.staged:  # a tampering the engine could not stage altered nothing
-        last_fault = max(last_fault, tamper.after_worker)
-    # a clock jump inside a worker and a pair of racing workers are faults too
-    for jump in history.schedule.clock_jumps:
-        last_fault = max(last_fault, jump.at.worker)
-    for deploy in history.schedule.deploys:  # a deploy campaign's stray first delivery too
-        if deploy.strategy is not None:
-            last_fault = max(last_fault, deploy.from_worker)
-    pair = history.schedule.interleave
-    if pair is not None:
-        last_fault = max(last_fault, pair.after_worker + 2)
+    last_fault = _last_fault(history)
     after = [w for w in workers if w.worker > last_fault]
     if len(after) > RECOVERY_WORKERS:
         return violated(
@@ -86,3 +75,20 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
             "record of its end (no history reader)",
         )
     return ok(NAME, f"{history.final_status} after {len(workers)} worker(s)")
+
+
+def _last_fault(history: History) -> int:
+    """The last worker a fault touched (-1: none did)."""
+    last_fault = max((w.worker for w in history.deaths), default=-1)
+    for tamper in history.staged:  # a tampering the engine could not stage altered nothing
+        last_fault = max(last_fault, tamper.after_worker)
+    # a clock jump inside a worker and a pair of racing workers are faults too
+    for jump in history.schedule.clock_jumps:
+        last_fault = max(last_fault, jump.at.worker)
+    for deploy in history.schedule.deploys:  # a deploy campaign's stray first delivery too
+        if deploy.strategy is not None:
+            last_fault = max(last_fault, deploy.from_worker)
+    pair = history.schedule.interleave
+    if pair is not None:
+        last_fault = max(last_fault, pair.after_worker + 2)
+    return last_fault

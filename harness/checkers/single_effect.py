@@ -67,6 +67,17 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
                 [cite_request(sends[0]), cite_request(sends[1])],
                 request_refs(sends[:2]),
             )
+    missing = _done_exactly_once(history, groups)
+    if missing is not None:
+        return missing
+    return ok(NAME, f"{len(history.applied)} effect(s), none repeated")
+
+
+def _done_exactly_once(
+    history: History, groups: dict[tuple[str, str, str], list[AppliedEffect]]
+) -> Verdict | None:
+    """A run done (durably, or by its worker's word) whose expected effect did not take effect
+    exactly once; unknown where nothing durable shows whether it was done."""
     # A saga that ends compensated is done too: its scenario expects the original effect and
     # its compensation (a charge and its refund), each exactly once — compensation is not
     # rollback, the undo is an effect of its own.
@@ -100,7 +111,7 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
                         ),
                     ],
                 )
-    return ok(NAME, f"{len(history.applied)} effect(s), none repeated")
+    return None
 
 
 def groups_for(

@@ -25,7 +25,8 @@ from killpoint.scenarios.mutants import MUTANTS
 PINS: dict[str, tuple[str, str, int]] = {
     "only_conversation_saved": ("research_publish", "single_effect", 5),
     "fresh_idempotency_key_on_resume": ("order_saga", "single_effect", 20),
-    "timeout_treated_as_failure": ("email", "single_effect", 20),
+    # the operators' reconcile and retry on the named lost-mail stop come before the singles
+    "timeout_treated_as_failure": ("email", "single_effect", 22),
     "state_updated_after_call": ("research_publish", "single_effect", 5),
     # caught by a pair, after the exploration's first pass (30 runs)
     "no_compare_and_swap": ("expensive_reuse", "monotonic_sequence", 80),
@@ -78,6 +79,9 @@ PINS: dict[str, tuple[str, str, int]] = {
     # reported dead-lettered past the delivery limit, never recorded: the store says running
     # (the named case delivering the run 21 times; durable_outcome and operator_queue too)
     "dead_letter_only_reported": ("order_saga", "progress", 15),
+    # the operators' retry of the dead-letter case's charge in doubt, right after the named
+    # cases: sent under a fresh key, the service charges twice
+    "fresh_key_retry_control": ("order_saga", "single_effect", 17),
 }
 
 
