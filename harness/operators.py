@@ -120,6 +120,7 @@ class OperatorSearch:
     label: str = "0"
     crashes: bool = True  # further faults after each control that acted
     only: tuple[str, ...] | None = None
+    probing: bool = False  # whether the engine's workers offer controls is learnt by trying
     runs: int = 0
     stops: list[Stop] = field(default_factory=list)
 
@@ -134,8 +135,8 @@ class OperatorSearch:
                 yield result
                 if result.valid is False:
                     return
-                if not history.controls:  # the engine took no control: it offers none
-                    return
+                if self.probing and not (history.controls or history.audit):
+                    return  # a plain factory's workers took no control: they offer none
                 if self.crashes and control in history.controls_applied:
                     for result in self._after(stop, control, history):
                         yield result
@@ -283,6 +284,7 @@ def searches(
             label=f"{k}{label}",
             crashes=crashes,
             only=only,
+            probing=not isinstance(config.engine.factory, type),
         )
         for k, s in enumerate(scenarios)
         if k % total == index - 1

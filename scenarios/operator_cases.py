@@ -11,6 +11,7 @@ limit, the durable stop, the queue and the stop's refusal to act again are all e
 
 from __future__ import annotations
 
+from killpoint.harness.ground_truth import is_mutation
 from killpoint.harness.history import History
 from killpoint.harness.scenario import NamedCase, NotApplicable
 from killpoint.harness.schedule import FaultSchedule, HitPoint
@@ -37,15 +38,15 @@ def _dead_lettered_and_left(h: History) -> str | None:
         return NotApplicable(f"{DELIVERIES} deliveries reached no delivery limit of the engine")
     if h.final_status != "dead_lettered":
         return f"ended {h.final_status} ({h.final_reason}), expected dead_lettered"
-    stops = [c for c in h.checkpoints if c.status == "dead_lettered"] or h.checkpoints[-1:]
+    stops = [c for c in h.checkpoints if c.status == "dead_lettered"]
     if not stops:
-        return NotApplicable("no checkpoint of the engine shows where the run stopped")
+        return NotApplicable("no checkpoint of the engine records the dead letter")
     dead = stops[0]
     later = [c.sequence for c in h.checkpoints if c.sequence > dead.sequence]
     if later:
         return f"a delivery after the dead letter wrote checkpoint #{later[0]}"
-    acted = [r for r in h.requests if r.time > dead.created_at]
-    return f"{len(acted)} request(s) after the dead letter" if acted else None
+    acted = [r for r in h.requests if r.time > dead.created_at and is_mutation(r)]
+    return f"{len(acted)} write(s) to a service after the dead letter" if acted else None
 
 
 OPERATOR_CASES: tuple[NamedCase, ...] = (
