@@ -22,6 +22,8 @@ from killpoint.harness.history import History
 from killpoint.harness.measures import measure
 from killpoint.harness.objectives import measure_objectives
 from killpoint.harness.operator import QUEUED
+from killpoint.harness.operators import Stop, remember
+from killpoint.harness.operators import searches as operator_searches
 from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits
 from killpoint.harness.protocol import ANY_WORKFLOW, SHARED_PROCESS, EngineSpec
@@ -55,6 +57,7 @@ class CampaignConfig:
     seed: int = 0
     shard: tuple[int, int] | None = None  # (i, n): this process runs every n-th run from i
     explore: str = EXPLORE  # `--explore RUNS|SECONDS`: generated schedules after the plan
+    operators: bool = True  # each control on the runs faults stopped, under more faults
     worker_timeout: float = 120.0  # wall seconds before a worker counts as hung
     on_run: Callable[[RunResult], None] | None = None
     # how many runs the campaign (this shard) expects to make: told once the recordings are
@@ -101,6 +104,8 @@ class Campaign:
         self.world.worker_timeout_s = config.worker_timeout
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
+        self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)
+        self.operated = 0  # runs the operators made (`harness.operators`)
 
     def close(self) -> None:
         self.world.close()
@@ -140,6 +145,7 @@ class Campaign:
         if schedule.tier != self.config.tier or schedule.engine != engine:
             schedule = schedule.model_copy(update={"tier": self.config.tier, "engine": engine})
         history = run_in_tier(self.world, scenario, schedule, self.config.engine)
+        remember(self.stopped, kind, history)
         keep, shard = self.config.engine.keep, self.config.shard
         # the queue it leaves behind; every shard makes each recording, the first queues it
         first = shard is None or shard[0] == 1
@@ -212,6 +218,11 @@ class Campaign:
         for search in searches:
             search.run()  # it keeps each of its results as it goes
             announce()
+        for operated in operator_searches(self, config.scenarios):
+            for result in operated.run():
+                self.keep(result)
+                self.operated += 1
+            announce()
         self.coverage = [_with_generated(c, self.runs) for c in self.coverage]
         shard = config.shard
         return CampaignResult(
@@ -246,7 +257,9 @@ class Campaign:
             pace = (time.perf_counter() - started) / max(planned, len(self.runs))
             return round((search.budget.seconds or 0.0) / max(pace, 1e-3))
 
-        return lambda: on_plan(plan.expected_runs(extra) + sum(map(expected, searches)))
+        return lambda: on_plan(
+            plan.expected_runs(extra) + sum(map(expected, searches)) + self.operated
+        )
 
 
 def exploration(

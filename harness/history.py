@@ -9,6 +9,7 @@ when it reproduces it.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -20,7 +21,7 @@ from killpoint.harness.contract.records import (
     EffectRecord,
     Versions,
 )
-from killpoint.harness.protocol import CheckpointRecord
+from killpoint.harness.protocol import AuditedControl, CheckpointRecord, QueuedRun
 from killpoint.harness.schedule import FaultSchedule
 
 
@@ -166,6 +167,8 @@ class History(_Model):
     requests: list[RequestRecord]
     applied: list[AppliedEffect]
     expected_status: str = "completed"
+    # the run's end as the engine's durable records say (`harness.durable`); without a history
+    # reader, what its last worker said (then `durable_status` is None: nothing durable seen)
     final_status: str
     final_state: str
     final_reason: str = ""
@@ -174,6 +177,20 @@ class History(_Model):
     # (and those nobody signed); the neighbours' are theirs, in `neighbours`
     origin: str | None = None
     neighbours: list[NeighbourRecord] = []
+    # what the run's last worker returned: its word, kept apart and never evidence; None when
+    # the last worker to end returned nothing (killed, failed, hung)
+    claimed_status: str | None = None
+    claimed_state: str = ""
+    claimed_reason: str = ""
+    keeps_queue: bool = False  # the engine's reader reads its durable operator queue
+    queued: QueuedRun | None = None  # that queue's entry of this run, when it holds one
+    # the engine's durable audit trail of operator controls; None: its reader reads none
+    audit: list[AuditedControl] | None = None
+
+    @property
+    def durable_status(self) -> str | None:
+        """The status the engine's durable records show; None without a history reader."""
+        return self.final_status if self.readable else None
 
     @property
     def deaths(self) -> list[WorkerRecord]:
@@ -181,10 +198,15 @@ class History(_Model):
 
     @property
     def controls_applied(self) -> list[str]:
-        """The controls the case's operator applied, in order (`controls` keeps refusals too,
-        as "NAME refused: why"; an applied one is "NAME: status")."""
+        """The controls the schedule's operator applied (`controls` keeps refusals too, as
+        "NAME refused: why"; an applied one is "NAME: status", one a worker died in "NAME: in
+        flight"), each as often as the harness's record or the engine's audit trail says: a
+        worker may die after its control committed and before the harness heard of it."""
         said = (line.partition(": ")[0] for line in self.controls)
-        return [name for name in said if not name.endswith(" refused")]
+        applied = Counter(name for name in said if not name.endswith(" refused"))
+        named = set(self.schedule.controls)
+        applied |= Counter(a.control for a in self.audit or () if a.control in named)
+        return list(applied.elements())
 
     @property
     def staged(self) -> list[TamperRecord]:

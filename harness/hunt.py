@@ -2,10 +2,12 @@
 
 A hunt runs the same runs a campaign would, reordered by schedule size across all its
 scenarios (`harness.plan.Plan.smallest_first`): every clean run, then the named cases, then
-every single crash (the riskiest crash points of every scenario before the next risk of any),
-then every network fault, then a first pass of the exploration's generated schedules
-(`harness.explore`, a violation shrunk), then every paired worker and paired crash, then the
-rest of the exploration (`FIRST_PASS` says why it is split). It stops at the first run
+each operator control on the stops they reached (`harness.operators`), then every single crash
+(the riskiest crash points of every scenario before the next risk of any), then every network
+fault, then a first pass of the exploration's generated schedules (`harness.explore`, a
+violation shrunk), then every paired worker and paired crash, then the rest of the exploration
+(`FIRST_PASS` says why it is split), then the operators again, on the exploration's stops too,
+with crashes in and after each control. It stops at the first run
 any checker (or a named case's expected recovery) judges false. The order makes the failing
 schedule minimal by construction: no smaller schedule in the plan was judged false before it.
 Nothing is random, so the same hunt gives the same answer twice.
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from killpoint.harness.campaign import Campaign, CampaignConfig, exploration
 from killpoint.harness.explore import Budget
+from killpoint.harness.operators import searches as operator_searches
 from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan
 from killpoint.harness.protocol import EngineSpec
@@ -30,6 +33,9 @@ from killpoint.harness.scenario import Scenario
 # generated schedule shows is found without waiting for the pairs (most of the plan's runs),
 # and one the pairs show does not wait for the whole exploration; the rest comes last.
 FIRST_PASS = 0.5
+# the controls a hunt applies early, right after the named cases: those that act on an effect in
+# doubt (ask about it, send it again), on the stops that hold one; the rest comes last
+EARLY = ("reconcile", "retry")
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,7 @@ def hunt_outcome(
     explore: str = EXPLORE,
     lies: bool = True,
     neighbours: bool = True,
+    operators: bool = True,
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
     whole phases of the plan, as they do for a campaign."""
@@ -67,6 +74,7 @@ def hunt_outcome(
         interleave=interleave,
         network=network,
         explore=explore,
+        operators=operators,
         on_run=on_run,
         lies=lies,
         neighbours=neighbours,
@@ -90,17 +98,50 @@ def _hunted(
     date): the plan's shallow part, a first pass of exploration, the pairs and doubles, the
     rest of the exploration."""
     first, rest = budget.split(FIRST_PASS)
+    operated = False
     for planned in plan.shallow():
+        if planned.kind not in ("clean", "named") and not operated:
+            operated = True  # the named cases are in: each control on their stops
+            yield from _operated(campaign, made, crashes=False, explored=False, only=EARLY)
         result, history = campaign.execute_planned(planned)
         made[0] += 1
         yield result, made[0]
         plan.observe(planned, history)
+    if not operated:
+        yield from _operated(campaign, made, crashes=False, explored=False, only=EARLY)
     yield from _explored(campaign, plan, first, 0, made)
     for planned in plan.paired():
         result, _ = campaign.execute_planned(planned)
         made[0] += 1
         yield result, made[0]
     yield from _explored(campaign, plan, rest, 1, made)
+    yield from _operated(campaign, made, crashes=True, explored=True)
+
+
+def _operated(
+    campaign: Campaign,
+    made: list[int],
+    *,
+    crashes: bool,
+    explored: bool,
+    only: tuple[str, ...] | None = None,
+) -> Iterator[tuple[RunResult, int]]:
+    """The operators' runs (`harness.operators`): early, the controls that act on an effect in
+    doubt, on the recordings' and named cases' stops with one; last, every control on the
+    exploration's stops too, with crashes in and after each."""
+    label = "" if not crashes else "b"
+    for search in operator_searches(
+        campaign,
+        campaign.config.scenarios,
+        crashes=crashes,
+        explored=explored,
+        only=only,
+        label=label,
+    ):
+        for result in search.run():
+            campaign.keep(result)
+            made[0] += 1
+            yield result, made[0]
 
 
 def _explored(

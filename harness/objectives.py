@@ -16,7 +16,8 @@ Measured per crash (a worker that died), engine-neutral, off the boundary hits a
   would read 0 for every engine.
 - recovery time (injected clock): from the death to the first later worker that begins a step
   (`resumed`) or stops the run at a terminal status without one (`stopped`: escalated to
-  review, quarantined, or found finished). Downtime between workers and lease waits count, as
+  review, quarantined, or found finished; where the engine has a history reader, only if its
+  durable records show the run ended). Downtime between workers and lease waits count, as
   they would in production. None when neither happened: the objective is then missed.
 
 An engine whose hook reports no `step.begin` shows neither: its redone work is unknown, and a
@@ -129,7 +130,10 @@ def measure_objectives(history: History, declared: RecoveryObjectives | None) ->
 
 def crash_recoveries(history: History) -> list[CrashRecovery]:
     begun = [h for h in history.hits if h.boundary == STEP_BEGIN]
-    crashes = [_recovery(history.workers, death, begun) for death in history.deaths]
+    # a worker's stop is its word: it shows the run back only where the durable end agrees
+    durable = history.durable_status
+    stops = durable is None or is_terminal(durable)
+    crashes = [_recovery(history.workers, death, begun, stops) for death in history.deaths]
     if begun:
         return crashes
     # an engine that reports no step: what it redid cannot be counted (unknown beats true)
@@ -137,7 +141,7 @@ def crash_recoveries(history: History) -> list[CrashRecovery]:
 
 
 def _recovery(
-    workers: list[WorkerRecord], death: WorkerRecord, begun: list[HitRecord]
+    workers: list[WorkerRecord], death: WorkerRecord, begun: list[HitRecord], stops: bool = True
 ) -> CrashRecovery:
     mine = Counter(h.step for h in begun if h.worker == death.worker)
     again: Counter[str | None] = Counter()
@@ -151,7 +155,7 @@ def _recovery(
         first = next((h for h in begun if h.worker == worker.worker), None)
         if first is not None:
             back.append((first.time, "resumed"))
-        elif worker.end == "stopped" and is_terminal(worker.status):
+        elif stops and worker.end == "stopped" and is_terminal(worker.status):
             back.append((worker.ended_at, "stopped"))
     first_back = min(back, default=None)
     return CrashRecovery(

@@ -263,6 +263,10 @@ class CampaignOptions(_Declared):
         "end), new fault combinations first: RUNS per scenario, or SECONDS in all (30s); 0 "
         "for none.", budget,
         *SHARED, metavar="RUNS|SECONDS", text=True))
+    operators: bool = field(default=True, metadata=option(
+        "Also let an operator apply each control the engine offers to the runs the faults "
+        "stopped for a person (its recording's, its named cases', the exploration's), then "
+        "crash the worker in and after the control.", boolean, *SHARED))
     shard: tuple[int, int] | None = field(default=None, metadata=option(
         "Run only this slice: every N-th planned run from the i-th.", shard, "run", "marker",
         metavar="i/N", text=True))
@@ -310,6 +314,7 @@ class CampaignOptions(_Declared):
             deploys=self.deploys,
             seed=self.seed,
             explore=self.explore,
+            operators=self.operators,
             shard=self.shard,
             worker_timeout=self.worker_timeout,
             lies=self.lies,
@@ -321,7 +326,7 @@ class CampaignOptions(_Declared):
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
         phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
-        phases += ("explore", "lies", "neighbours")
+        phases += ("explore", "lies", "neighbours", "operators")
         return {name: getattr(self, name) for name in phases}
 
 

@@ -15,6 +15,9 @@ old-schema checkpoints), a hook that prepares a world before workers are forked 
 resets a store to empty before each run (without it, each run gets a store of its own). An engine
 that offers no reader or tamper hook is still judged on the rest; the checkers answer
 `unknown` where they lack evidence, and a case whose tampering cannot be staged is unknown.
+A reader may also read the engine's durable operator queue (`QueueReader`) and its audit trail
+of operator controls (`AuditReader`), optional as `OperatedEngine` is for workers: the oracle
+judges a run's end from the durable records, never from what a worker returned.
 """
 
 from __future__ import annotations
@@ -190,6 +193,63 @@ class HistoryReader(Protocol):
     def compacted_below(self, workflow_id: str) -> int: ...
 
 
+class QueuedRun(BaseModel):
+    """A run as an engine's durable operator queue holds it: what a person reads to act on it.
+
+    Seed 000: "a recovery failure should enter an operator queue with enough evidence to act".
+    `reason` is the status it waits in (needs_review, quarantined, budget_exhausted,
+    dead_lettered …), `detail` why, `state` where it stopped, `in_doubt` the operation ids of
+    its effects whose outcome is in doubt (what a person must reconcile first)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    reason: str
+    detail: str = ""
+    state: str = ""
+    in_doubt: list[str] = []
+    controls: list[str] | None = None  # the controls the queue allows now; None: it does not say
+
+
+@runtime_checkable
+class QueueReader(Protocol):
+    """A history reader that also reads the engine's durable operator queue (optional, as
+    `OperatedEngine` is for workers): the oracle judges that a run which stopped for a person
+    is in it, with its evidence. A reader without it is an engine that keeps no queue, and the
+    check that needs one answers unknown."""
+
+    def queued(self, workflow_id: str) -> QueuedRun | None:
+        """The queue's entry of the workflow; None when the queue does not hold it."""
+        ...
+
+
+class AuditedControl(BaseModel):
+    """An operator's control as an engine's durable audit trail holds it: which, by whom, and
+    the checkpoints it moved the run between (`from_sequence` → `to_sequence`), under which
+    fencing token."""
+
+    model_config = ConfigDict(frozen=True)
+
+    control: str
+    actor: str
+    at: float
+    from_sequence: int
+    to_sequence: int
+    to_status: str
+    fencing_token: int | None = None
+
+
+@runtime_checkable
+class AuditReader(Protocol):
+    """A history reader that also reads the engine's audit trail of operator controls
+    (optional): the oracle holds each control the harness's operator applied to it, and takes
+    a move a control made as a person's, even when the worker died before saying so."""
+
+    def audit(self, workflow_id: str) -> list[AuditedControl]:
+        """Every control that acted on the workflow, oldest first."""
+        ...
+
+
 class NoHistory:
     """The history reader of an engine that exposes none: the oracle sees only the outside."""
 
@@ -215,6 +275,9 @@ class Recorded(NoHistory):
         self._approvals = reader.approvals(workflow_id)
         self._compacted = reader.compacted_below(workflow_id)
         self.ledger = bool(getattr(reader, "ledger", True))
+        self.keeps_queue = isinstance(reader, QueueReader)
+        self._queued = reader.queued(workflow_id) if isinstance(reader, QueueReader) else None
+        self._audit = reader.audit(workflow_id) if isinstance(reader, AuditReader) else None
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         return self._checkpoints
@@ -227,6 +290,13 @@ class Recorded(NoHistory):
 
     def compacted_below(self, workflow_id: str) -> int:
         return self._compacted
+
+    def queued(self, workflow_id: str) -> QueuedRun | None:
+        return self._queued
+
+    def audited(self) -> list[AuditedControl] | None:
+        """The audit trail read, or None when the engine's reader reads none."""
+        return self._audit
 
 
 # What an engine lacks that runs one worker per process (DBOS, a process-wide singleton): the

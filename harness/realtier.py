@@ -200,6 +200,7 @@ class RealRun(Run):
     ) -> WorkerRecord:
         versions = self.versions_for(worker)
         seen, result = self._collect(standby, hits)
+        self.controls[:] = result.pop("controls", self.controls)
         if "failure" in result:
             error, trace = result.pop("failure")
             result["error"] = self.keep_failure(f"worker {worker}", error, trace)
@@ -300,6 +301,7 @@ class RealRun(Run):
                 with http:
                     status, state, reason, sequence = self.drive(engine, worker)
                 result = {"status": status, "state": state, "reason": reason, "sequence": sequence}
+                result["controls"] = self.controls  # what its operator did (`harness.operator`)
             except Killed as killed:  # a raising switch would be a harness bug here
                 result = {"error": f"unexpected in-process death {killed}"}
             except KillpointError as exc:

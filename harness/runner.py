@@ -20,6 +20,7 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import RunStatus, Versions, is_terminal
 from killpoint.harness.db_loss import await_database, database_fault, reconnecting
 from killpoint.harness.deploy_routing import notice_for, versions_for
+from killpoint.harness.durable import End, ending
 from killpoint.harness.history import (
     FailureRecord,
     GrantRecord,
@@ -359,7 +360,7 @@ class Run:
         reader, readable = self.read()
         journal = self.world.services.journal
         checkpoints = reader.checkpoints(self.workflow_id)
-        status = self.last_status or (checkpoints[-1].status if checkpoints else "absent")
+        said = End(self.last_status or "", self.last_state, self.last_reason)
         own = own_records(self, journal)
         return History(
             scenario=self.scenario.name,
@@ -383,12 +384,10 @@ class Run:
             requests=own.requests,
             applied=own.applied,
             expected_status=self.scenario.expected_status.value,
-            final_status=status,
-            final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
-            final_reason=self.last_reason,
             lies=lie_records(self),
             origin=self.origin,
             neighbours=neighbour_records(self),
+            **ending(reader, readable, self.workflow_id, self.workers, said),
         )
 
 

@@ -10,8 +10,9 @@ What a team imports to point killpoint at its own agent and its own engine:
   service-outcome errors (`OutcomeUnknown`, `EffectRejected`, `CannotTell`) and `KillpointError`;
 - the engine protocol: `EngineUnderTest` built by an `EngineFactory` from a `WorkerEnv` (an
   `OperatedEngine` also takes an operator's controls), an `EngineSpec` with its optional
-  `HistoryReader` (returning `CheckpointRecord`s), tamper and prepare hooks, and the
-  `StoreHandle` it is given;
+  `HistoryReader` (returning `CheckpointRecord`s; a `QueueReader` also reads the engine's
+  operator queue as `QueuedRun`s, an `AuditReader` its audit trail as `AuditedControl`s),
+  tamper and prepare hooks, and the `StoreHandle` it is given;
 - fault schedules and what a campaign returns: `FaultSchedule`, `History`, `Verdict`,
   `CampaignResult`, and `load_engine` / `load_schedule` to rebuild a run;
 - the campaign entry point: `run_campaign(*scenarios, engine=..., **options)`, whose options are
@@ -62,6 +63,8 @@ if TYPE_CHECKING:
     from killpoint.harness.objectives import RecoveryObjectives
     from killpoint.harness.options import CampaignOptions
     from killpoint.harness.protocol import (
+        AuditedControl,
+        AuditReader,
         CheckpointRecord,
         EngineFactory,
         EngineSpec,
@@ -69,6 +72,8 @@ if TYPE_CHECKING:
         HistoryReader,
         NoHistory,
         OperatedEngine,
+        QueuedRun,
+        QueueReader,
         Shared,
         StoreHandle,
         WorkerEnv,
@@ -83,6 +88,8 @@ _HOMES = {
     "ArtifactError": f"{_CONTRACT}.errors",
     "ArtifactRef": f"{_CONTRACT}.records",
     "ArtifactStore": f"{_CONTRACT}.artifacts",
+    "AuditReader": "killpoint.harness.protocol",
+    "AuditedControl": "killpoint.harness.protocol",
     "BoundaryHook": f"{_CONTRACT}.boundaries",
     "BudgetLimits": f"{_CONTRACT}.records",
     "CampaignOptions": "killpoint.harness.options",
@@ -114,6 +121,8 @@ _HOMES = {
     "NamedCase": "killpoint.harness.scenario",
     "NoHistory": "killpoint.harness.protocol",
     "Outcome": f"{_CONTRACT}.records",
+    "QueueReader": "killpoint.harness.protocol",
+    "QueuedRun": "killpoint.harness.protocol",
     "OutcomeUnknown": f"{_CONTRACT}.errors",
     "Receipt": f"{_CONTRACT}.records",
     "RecoveryObjectives": "killpoint.harness.objectives",
@@ -140,6 +149,8 @@ __all__ = [
     "ArtifactError",
     "ArtifactRef",
     "ArtifactStore",
+    "AuditReader",
+    "AuditedControl",
     "BoundaryHook",
     "BudgetLimits",
     "CampaignOptions",
@@ -172,6 +183,8 @@ __all__ = [
     "OperatedEngine",
     "Outcome",
     "OutcomeUnknown",
+    "QueueReader",
+    "QueuedRun",
     "Receipt",
     "RecoveryObjectives",
     "RunStatus",

@@ -14,10 +14,17 @@ engine we do not own exactly as they judge ours. Each returns a `Verdict`, by on
   proves a violation: the halves that read the services' journals judge an engine without a
   reader all the same.
 
-So `single_effect`, `intended_delete`, `progress`, `single_compensation` and `engine_failure`,
-whose evidence is the harness's own record (the journals, the workers, the outcome each worker
-returned), always judge; `atomic_write` judges from the journal too, unknown only for an
-append at a name the scenario does not declare;
+The end of a run a checker judges is the one the engine's durable records show (its operator
+queue, else its latest trusted checkpoint: `harness.durable`), never what a worker returned;
+the workers' word is kept apart (`History.claimed_status`), can make a verdict false (what a
+worker told its caller is held against it) but never true, and `durable_outcome` holds it to
+the durable end. So `intended_delete`, `single_compensation` and `engine_failure`, whose
+evidence is the journals and the harness's own record, always judge; `single_effect` and
+`progress` judge from the journals and the workers anywhere, unknown without a reader only
+where the durable end decides; `atomic_write` judges from the journal too, unknown only for an
+append at a name the scenario does not declare; `durable_outcome` and `operator_queue` (a run
+stopped for a person is in the engine's durable queue, with its evidence) need a reader, and
+the queue check an engine that keeps a queue;
 `monotonic_sequence`, `fencing` and `deploy_policy` (but for a run without a deploy) need the
 engine's checkpoints; `budget_preserved`,
 `authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`,
@@ -36,6 +43,7 @@ from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.compensation import check_compensation
 from killpoint.harness.checkers.completion import check_verified_completion
 from killpoint.harness.checkers.deploy import check_deploy
+from killpoint.harness.checkers.durable import check_durable_outcome
 from killpoint.harness.checkers.failure import check_engine_failure
 from killpoint.harness.checkers.fencing import check_fencing
 from killpoint.harness.checkers.handoff import check_handoff
@@ -45,6 +53,7 @@ from killpoint.harness.checkers.isolation import check_isolation
 from killpoint.harness.checkers.message_integrity import check_message_integrity
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
+from killpoint.harness.checkers.queue import check_operator_queue
 from killpoint.harness.checkers.sequence import check_sequence
 from killpoint.harness.checkers.single_effect import check_single_effect
 from killpoint.harness.contract.workflow import Workflow
@@ -72,6 +81,8 @@ CHECKERS: dict[str, Checker] = {
     "deploy_policy": check_deploy,
     "message_integrity": check_message_integrity,
     "isolation": check_isolation,
+    "durable_outcome": check_durable_outcome,
+    "operator_queue": check_operator_queue,
 }
 
 

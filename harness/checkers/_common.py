@@ -16,6 +16,7 @@ __all__ = [
     "cite_effect",
     "cite_record",
     "cite_request",
+    "ended_as",
     "is_mutation",
     "mutations",
     "ok",
@@ -84,6 +85,17 @@ def cite_record(record: EffectRecord) -> str:
 
 def request_refs(requests: list[RequestRecord]) -> list[EvidenceRef]:
     return [EvidenceRef(kind="request", index=r.seq) for r in requests]
+
+
+def ended_as(history: History, *statuses: str) -> bool | None:
+    """Whether the run ended in one of `statuses`: True when the engine's durable records say
+    so, or when a worker said so (its word convicts, never acquits: what it told whoever
+    delivered the work is held against it); False when the durable records say otherwise;
+    None when nothing durable shows its end (no history reader) and no worker said so."""
+    words = {history.claimed_status, None if history.readable else history.final_status}
+    if history.durable_status in statuses or words & set(statuses):
+        return True
+    return False if history.readable else None
 
 
 def ok(name: str, summary: str = "") -> Verdict:

@@ -8,13 +8,22 @@ outcome is in doubt (started, unknown, needs review) declared done what it could
 half reads the outputs the final trusted checkpoint carries: when a validated step had to run
 on the way to the final state and its output is not visible (no history reader, no trusted
 checkpoint, or one without that output), it is unknown, unless the read half already proved a
-violation.
+violation. A run completed by its durable records or by its worker's word is held to it (a
+worker that told its caller "completed" declared it); without a history reader, a run its
+workers did not say completed may still have, so an unread effect makes it unknown.
 """
 
 from __future__ import annotations
 
 from killpoint.fake_services.faults import OPERATIONS
-from killpoint.harness.checkers._common import cite_effect, is_mutation, ok, unknown, violated
+from killpoint.harness.checkers._common import (
+    cite_effect,
+    ended_as,
+    is_mutation,
+    ok,
+    unknown,
+    violated,
+)
 from killpoint.harness.contract.workflow import StepKind, Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
@@ -26,9 +35,12 @@ DELETES = frozenset((service, op) for method, _, service, op in OPERATIONS if me
 
 
 def check_verified_completion(history: History, workflow: Workflow) -> Verdict:
-    if history.final_status != "completed":
+    completed = ended_as(history, "completed")
+    if completed is False:
         return ok(NAME, f"not completed ({history.final_status})")
     unread = _unverified_effect(history) or _ledger_in_doubt(history)
+    if unread is not None and completed is None:  # done or not, nothing durable shows
+        return unknown(NAME, f"if it completed: {unread.summary}; no durable record shows")
     if unread is not None:
         return unread
     return _validated_outputs(history, workflow)
@@ -45,9 +57,17 @@ def _ledger_in_doubt(history: History) -> Verdict | None:
         f"completed while its ledger says {row.operation_id} is {row.status.value}",
         [
             f"ledger row {row.operation_id} on {row.service}: {row.status.value} ({row.reason})",
-            f"final status completed in state {history.final_state}: {history.final_reason}",
+            f"{_ended(history)}: {history.final_reason}",
         ],
     )
+
+
+def _ended(history: History) -> str:
+    """How the run came to be judged completed: its durable end, or its worker's word."""
+    line = f"final status {history.final_status} in state {history.final_state}"
+    if history.final_status == "completed" and history.readable:
+        return line
+    return f"its last worker said completed; {line}"
 
 
 def _unverified_effect(history: History) -> Verdict | None:
@@ -83,7 +103,7 @@ def _unverified_effect(history: History) -> Verdict | None:
                 [
                     cite_effect(applied[0]),
                     f"no later read {'found it gone' if gone else 'saw it'} in the journal",
-                    f"final status completed in state {history.final_state}",
+                    _ended(history),
                 ],
                 [EvidenceRef(kind="effect", index=after)],
             )

@@ -28,7 +28,9 @@ Faults change the outcome only these ways; anything else is false — a run that
 
 A run that did not end is progress's to judge (unknown here). An explanation that needs the
 ledger or the budgets (an attempt spent and never delivered) is unknown without a reader;
-so is a tampering of a kind not named here.
+so is a tampering of a kind not named here. The end judged is the durable one; without a
+history reader it is only what the workers said, which can make the verdict false (an end
+they reported that nothing explains) but never true.
 """
 
 from __future__ import annotations
@@ -63,6 +65,13 @@ UNANSWERED = frozenset(
 
 
 def check_outcome(history: History, workflow: Workflow) -> Verdict:
+    verdict = _judged(history)
+    if verdict.valid is True and not history.readable:
+        return unknown(NAME, f"its workers say: {verdict.summary}; no durable record shows it")
+    return verdict
+
+
+def _judged(history: History) -> Verdict:
     final, expected = history.final_status, history.expected_status
     if final == expected:
         return ok(NAME, f"{final}, as expected")

@@ -1,14 +1,18 @@
 """Progress: once faults stop, recovery reaches a terminal state within a bounded number of
 workers; a run without faults ends the way its scenario says.
 
-Its evidence is the harness's own record of the workers and the outcome each returned, which
-every history holds, so it is never unknown. A tampering the engine could not stage is no
-fault: recovery is counted from the last fault that happened.
+The end is the one the engine's durable records show (`History.final_status`), never a
+worker's word: a worker that says its run was dead-lettered while the store still says
+running has not ended it. The bound on workers is the harness's own record of them, which
+every history holds. Without a history reader, a run whose workers never said it ended is
+false all the same (their word convicts), and one they say ended is unknown: no durable
+record shows it. A tampering the engine could not stage is no fault: recovery is counted from
+the last fault that happened.
 """
 
 from __future__ import annotations
 
-from killpoint.harness.checkers._common import ok, violated
+from killpoint.harness.checkers._common import ok, unknown, violated
 from killpoint.harness.contract.records import is_terminal
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
@@ -30,7 +34,10 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
         )
     if not is_terminal(history.final_status):
         last = workers[-1] if workers else None
-        evidence = [f"{len(workers)} worker(s) ran; final status {history.final_status}"]
+        said = (
+            f" ({history.claimed_status}, its last worker said)" if history.claimed_status else ""
+        )
+        evidence = [f"{len(workers)} worker(s) ran; final status {history.final_status}{said}"]
         if last is not None:
             evidence.append(f"worker {last.worker} ended {last.end}: {last.reason}")
         return violated(
@@ -39,6 +46,39 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
             evidence,
             [EvidenceRef(kind="worker", index=w.worker) for w in workers[-1:]],
         )
+    last_fault = _last_fault(history)
+    after = [w for w in workers if w.worker > last_fault]
+    if len(after) > RECOVERY_WORKERS:
+        return violated(
+            NAME,
+            f"recovery needed {len(after)} workers after the last fault",
+            [f"worker {w.worker}: {w.end} {w.status or ''} {w.reason}" for w in after[:4]],
+            [EvidenceRef(kind="worker", index=w.worker) for w in after[:4]],
+        )
+    # an operator's control is a person's choice of end, not a fault to recover from
+    chosen = bool(history.controls_applied)
+    if (
+        not history.schedule.faulty
+        and not chosen
+        and history.final_status != history.expected_status
+    ):
+        return violated(
+            NAME,
+            f"a run without faults ended {history.final_status}, "
+            f"expected {history.expected_status}",
+            [f"final: {history.final_status} in {history.final_state}: {history.final_reason}"],
+        )
+    if not history.readable:
+        return unknown(
+            NAME,
+            f"its workers say it ended {history.final_status}; the engine shows no durable "
+            "record of its end (no history reader)",
+        )
+    return ok(NAME, f"{history.final_status} after {len(workers)} worker(s)")
+
+
+def _last_fault(history: History) -> int:
+    """The last worker a fault touched (-1: none did)."""
     last_fault = max((w.worker for w in history.deaths), default=-1)
     for tamper in history.staged:  # a tampering the engine could not stage altered nothing
         last_fault = max(last_fault, tamper.after_worker)
@@ -53,19 +93,4 @@ def check_progress(history: History, workflow: Workflow) -> Verdict:
     pair = history.schedule.interleave
     if pair is not None:
         last_fault = max(last_fault, pair.after_worker + 2)
-    after = [w for w in workers if w.worker > last_fault]
-    if len(after) > RECOVERY_WORKERS:
-        return violated(
-            NAME,
-            f"recovery needed {len(after)} workers after the last fault",
-            [f"worker {w.worker}: {w.end} {w.status or ''} {w.reason}" for w in after[:4]],
-            [EvidenceRef(kind="worker", index=w.worker) for w in after[:4]],
-        )
-    if not history.schedule.faulty and history.final_status != history.expected_status:
-        return violated(
-            NAME,
-            f"a run without faults ended {history.final_status}, "
-            f"expected {history.expected_status}",
-            [f"final: {history.final_status} in {history.final_state}: {history.final_reason}"],
-        )
-    return ok(NAME, f"{history.final_status} after {len(workers)} worker(s)")
+    return last_fault

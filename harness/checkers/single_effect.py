@@ -3,8 +3,9 @@ when the workflow claims completion (or, for a saga, compensation); an irreversi
 a service that cannot be asked what it did is never attempted twice (where the service can be
 asked, a second attempt after one proved absent is how the action gets done once).
 
-Its evidence is the services' journals and the status the run ended with, which every history
-holds, so it judges an engine without a history reader too and is never unknown.
+Its evidence is the services' journals and the status the run ended with: the durable one,
+or a worker's word that it completed (held against it). Without a history reader, a run its
+workers did not say completed may still have: an expected effect missing is then unknown.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from killpoint.harness.checkers._common import (
     READABLE,
     cite_effect,
     cite_request,
+    ended_as,
     is_mutation,
     ok,
     request_refs,
+    unknown,
     violated,
 )
 from killpoint.harness.contract.workflow import Workflow
@@ -64,15 +67,38 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
                 [cite_request(sends[0]), cite_request(sends[1])],
                 request_refs(sends[:2]),
             )
+    missing = _done_exactly_once(history, groups)
+    if missing is not None:
+        return missing
+    return ok(NAME, f"{len(history.applied)} effect(s), none repeated")
+
+
+def _done_exactly_once(
+    history: History, groups: dict[tuple[str, str, str], list[AppliedEffect]]
+) -> Verdict | None:
+    """A run done (durably, or by its worker's word) whose expected effect did not take effect
+    exactly once; unknown where nothing durable shows whether it was done."""
     # A saga that ends compensated is done too: its scenario expects the original effect and
     # its compensation (a charge and its refund), each exactly once — compensation is not
     # rollback, the undo is an effect of its own.
     final = history.final_status
-    if final == "completed" or (final == "compensated" == history.expected_status):
+    if not (history.readable and final in ("completed", "compensated")):
+        final = f"{history.claimed_status or final} (its worker's word)"
+    done = ended_as(history, "completed")
+    if history.expected_status == "compensated" and done is not True:
+        done = ended_as(history, "completed", "compensated")
+    if done is not False:
         for expected in history.expected:
             count = len(
                 groups_for(groups, expected.service, expected.operation, expected.business_key)
             )
+            if count != 1 and done is None:  # it may have ended done: nothing durable shows
+                return unknown(
+                    NAME,
+                    f"{_named(expected.service, expected.operation)} "
+                    f"[{expected.business_key}] took effect {count} times; whether the run "
+                    "was done is not visible without a history reader",
+                )
             if count != 1:
                 return violated(
                     NAME,
@@ -85,7 +111,7 @@ def check_single_effect(history: History, workflow: Workflow) -> Verdict:
                         ),
                     ],
                 )
-    return ok(NAME, f"{len(history.applied)} effect(s), none repeated")
+    return None
 
 
 def groups_for(

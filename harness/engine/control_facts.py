@@ -51,7 +51,8 @@ def facts_of(
 def latest_trusted(
     store: Store, record: WorkflowRecord, key: bytes
 ) -> tuple[Checkpoint | None, str | None]:
-    """The latest checkpoint read through the integrity check, or why it cannot be trusted."""
+    """The latest checkpoint read through the integrity check, or why it cannot be trusted (the
+    ledger beside it included)."""
     try:
         stored = store.latest_checkpoint(record.workflow_id)
         if stored is None:
@@ -61,4 +62,22 @@ def latest_trusted(
         return None, str(exc)
     if cp.workflow_name != record.workflow_name:
         return None, f"checkpoint names workflow {cp.workflow_name!r}"
+    rolled = rolled_back(store, record.workflow_id)
+    if rolled is not None:  # a worker quarantines it (`Engine.check_ledger`): so do the rules
+        return None, rolled
     return cp, None
+
+
+def rolled_back(store: Store, workflow_id: str) -> str | None:
+    """Why the ledger cannot be trusted, if it cannot: each row is the fold of its append-only
+    log, written in one transaction with it, so a row whose status is not its log's last was
+    rolled back (or written around the log); trusting it could send an effect again."""
+    last = {row.operation_id: row.status for row in store.effect_log(workflow_id)}
+    for record in store.effects(workflow_id):
+        logged = last.get(record.operation_id)
+        if logged is not None and logged != record.status:
+            return (
+                f"ledger row {record.operation_id!r} says {record.status.value}, its log "
+                f"{logged.value}: the ledger was rolled back"
+            )
+    return None

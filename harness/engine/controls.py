@@ -7,6 +7,8 @@ tenant only, takes the lease through the store's fence (a live worker's lease re
 checks its rule (`control_rules`) before and again under the lease, acts through the ledger's
 own protocol, and commits one checkpoint whose transaction also writes its audit row
 (`audit`). It then lets the lease go: the run's next delivery carries on from what it left.
+It reports the boundaries a worker does (the lease taken, each effect's, the checkpoint built
+and committed) to the worker's hook: a process can die inside a control as anywhere else.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from killpoint.harness.contract import boundaries as b
 from killpoint.harness.contract.adapters import Capabilities
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import EffectRecord, EffectStatus, Outcome, RunStatus
@@ -102,7 +105,7 @@ class Controls:
 
     def retry(self, workflow_id: str, reason: str) -> Outcome:
         """Send every effect in doubt again with its same key (only where the service dedups)."""
-        return self._control("retry", workflow_id, reason, self._retry)
+        return self._control("retry", workflow_id, reason, self.resent)
 
     def compensate(self, workflow_id: str, reason: str) -> Outcome:
         """Move the run to its compensating step; the next delivery runs it through the ledger."""
@@ -137,6 +140,7 @@ class Controls:
         self.check(control, workflow_id, self.facts(workflow_id)[0])
         e = self.engine
         lease = e.store.acquire_lease(workflow_id, self.owner, e.settings.lease_ttl, e.clock.now())
+        e.hook(b.LEASE_ACQUIRED, None)  # a control dies where a worker can: it is one
         try:
             facts, cp = self.facts(workflow_id, mine=self.owner)
             self.check(control, workflow_id, facts)
@@ -179,7 +183,9 @@ class Controls:
         )
         store = e.store.using(log=AuditedLog(e.store.log, entry))
         sealed = seal_checkpoint(new, e.settings.secret.resolve(), rows)
+        e.hook(b.CHECKPOINT_BUILT, None)
         store.commit_checkpoint(session.lease, now, sealed)
+        e.hook(b.CHECKPOINT_COMMITTED, None)
         return new
 
     def _said(self, what: str, reason: str) -> str:
@@ -200,7 +206,9 @@ class Controls:
             return Change(held.checkpoint.state, stop.status, stop.reason)
         return Change(held.checkpoint.state, reason=self._said("reconciled", "no effect in doubt"))
 
-    def _retry(self, held: Held) -> Change:
+    def resent(self, held: Held) -> Change:
+        """Retry's work under its lease: each effect in doubt sent again through the ledger,
+        under the key its row holds; the change it commits (a public seam, as `reconciled`)."""
         session, steps, cp = held.session, self.engine.steps, held.checkpoint
         try:
             for record in held.facts.in_doubt:

@@ -25,6 +25,7 @@ from killpoint.harness.contract.errors import ArtifactError, DefinitionError
 from killpoint.harness.contract.records import BudgetLimits, Outcome, RunStatus, Versions
 from killpoint.harness.contract.workflow import Step, Transition, Workflow
 from killpoint.harness.engine.budget import at_time, exhausted_at, initial_budget
+from killpoint.harness.engine.control_facts import rolled_back
 from killpoint.harness.engine.deadletter import count_delivery, dead_letter_reason
 from killpoint.harness.engine.deploy import Refused, admit
 from killpoint.harness.engine.envelope import open_checkpoint, seal_checkpoint
@@ -217,14 +218,9 @@ class Engine:
         """Each ledger row is the fold of its append-only log, written in one transaction with
         it: a row whose status is not its log's last was rolled back (or written around the
         log), and trusting it could send an effect that already happened again."""
-        last = {row.operation_id: row.status for row in self.store.effect_log(cp.workflow_id)}
-        for record in self.store.effects(cp.workflow_id):
-            logged = last.get(record.operation_id)
-            if logged is not None and logged != record.status:
-                raise IntegrityError(
-                    f"ledger row {record.operation_id!r} says {record.status.value}, its log "
-                    f"{logged.value}: the ledger was rolled back"
-                )
+        why = rolled_back(self.store, cp.workflow_id)
+        if why is not None:
+            raise IntegrityError(why)
 
     def acquire(self, workflow_id: str) -> Lease:
         return self.store.acquire_lease(

@@ -2,9 +2,9 @@
 
 Seed 000: "a recovery failure should enter an operator queue with enough evidence to act". A
 run is queued when it needs review, was quarantined, exhausted its budget, was dead-lettered,
-or has waited for an approval longer than a threshold. Each entry says why, since when, how
-old its oldest effect in doubt is, and which controls may act now (the rules the controls
-themselves refuse by: `control_rules`).
+or has waited for an approval longer than a threshold. Each entry says why, since when, which
+effects are in doubt and how old the oldest is, and which controls may act now (the rules the
+controls themselves refuse by: `control_rules`).
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class QueueEntry(BaseModel):
     age_s: float
     oldest_unresolved_age_s: float | None  # its oldest effect in doubt, from the ledger's log
     controls: tuple[str, ...]  # the controls allowed now
+    in_doubt: tuple[str, ...] = ()  # the operation ids of its effects in doubt, from the ledger
 
 
 def operator_queue(
@@ -81,27 +82,54 @@ def operator_queue(
     params = {"tenant": tenant, **{f"status_{i}": r for i, r in enumerate(REASONS)}}
     entries = []
     for row in store.db.reading().execute(QUEUED, params).rows:
-        record = workflow_record(row)
-        since = _since(store, record)
-        if record.status is RunStatus.WAITING_APPROVAL and now - since < approval_after_s:
-            continue
-        facts, _ = facts_of(store, record, key=key, now=now, services=services, workflows=workflows)
-        entry = QueueEntry(
-            workflow_id=record.workflow_id,
-            workflow_name=record.workflow_name,
-            tenant=record.tenant,
-            reason=record.status.value,
-            detail=record.status_reason,
-            state=record.state,
-            sequence=record.sequence,
-            since=since,
-            age_s=max(0.0, now - since),
-            oldest_unresolved_age_s=_oldest_doubt(store, record, facts.in_doubt, now),
-            controls=allowed(facts),
+        entry = queue_entry(
+            store,
+            workflow_record(row),
+            now=now,
+            key=key,
+            approval_after_s=approval_after_s,
+            services=services,
+            workflows=workflows,
         )
+        if entry is None:
+            continue
         if (reasons is None or entry.reason in reasons) and entry.age_s >= older_than_s:
             entries.append(entry)
     return sorted(entries, key=lambda e: (e.since, e.workflow_id))
+
+
+def queue_entry(
+    store: Store,
+    record: WorkflowRecord,
+    *,
+    now: float,
+    key: bytes,
+    approval_after_s: float = APPROVAL_AFTER_S,
+    services: Mapping[str, Capabilities] | None = None,
+    workflows: Mapping[str, Workflow] | None = None,
+) -> QueueEntry | None:
+    """The queue's entry of one workflow (already read for its tenant) at `now`; None when it
+    does not wait for a person (or waits for an approval for less than `approval_after_s`)."""
+    if record.status.value not in REASONS:
+        return None
+    since = _since(store, record)
+    if record.status is RunStatus.WAITING_APPROVAL and now - since < approval_after_s:
+        return None
+    facts, _ = facts_of(store, record, key=key, now=now, services=services, workflows=workflows)
+    return QueueEntry(
+        workflow_id=record.workflow_id,
+        workflow_name=record.workflow_name,
+        tenant=record.tenant,
+        reason=record.status.value,
+        detail=record.status_reason,
+        state=record.state,
+        sequence=record.sequence,
+        since=since,
+        age_s=max(0.0, now - since),
+        oldest_unresolved_age_s=_oldest_doubt(store, record, facts.in_doubt, now),
+        controls=allowed(facts),
+        in_doubt=tuple(e.operation_id for e in facts.in_doubt),
+    )
 
 
 def _since(store: Store, record: WorkflowRecord) -> float:

@@ -22,21 +22,30 @@ from pydantic import JsonValue
 
 from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
+from killpoint.harness.engine.audit import audit_trail
 from killpoint.harness.engine.controls import Controls
 from killpoint.harness.engine.deadletter import STATEMENTS as DELIVERY_STATEMENTS
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
-from killpoint.harness.engine.errors import IntegrityError
+from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
 from killpoint.harness.engine.fence import Fence
 from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
 from killpoint.harness.engine.keep import keep_workflow
 from killpoint.harness.engine.migrations import upgrade
+from killpoint.harness.engine.operator_queue import queue_entry
 from killpoint.harness.engine.rows import StepOutput
 from killpoint.harness.engine.settings import Settings
 from killpoint.harness.engine.steps import Steps
 from killpoint.harness.engine.store import CheckpointLog, Store
 from killpoint.harness.engine.tamper import stage
-from killpoint.harness.protocol import CheckpointRecord, EngineSpec, StoreHandle, WorkerEnv
+from killpoint.harness.protocol import (
+    AuditedControl,
+    CheckpointRecord,
+    EngineSpec,
+    QueuedRun,
+    StoreHandle,
+    WorkerEnv,
+)
 from killpoint.harness.scenario import Scenario
 
 STORE = "reference.store"
@@ -111,7 +120,8 @@ class ReferenceEngine:
 
 class StoreReader:
     """Reads the reference store for the oracle; a checkpoint that fails its seal is shown
-    as untrusted with only its row's fields, never parsed."""
+    as untrusted with only its row's fields, never parsed. It reads the operator queue and the
+    audit trail of controls too (`protocol.QueueReader`, `protocol.AuditReader`)."""
 
     def __init__(self, store: Store, tenant: str, secret: SecretRef | None = None) -> None:
         self.store = store
@@ -168,6 +178,41 @@ class StoreReader:
 
     def compacted_below(self, workflow_id: str) -> int:
         return self.store.compacted_below(workflow_id)
+
+    def queued(self, workflow_id: str) -> QueuedRun | None:
+        """The run's entry in the operator queue its tenant's operator reads
+        (`engine.operator_queue`), as of the run's last write; None when it is not queued."""
+        try:
+            record = self.store.workflow(workflow_id, tenant=self.tenant)
+        except (UnknownWorkflowError, WrongTenantError):
+            return None
+        key, now = self.secret.resolve(), record.updated_at
+        entry = queue_entry(self.store, record, now=now, key=key)
+        if entry is None:
+            return None
+        return QueuedRun(
+            workflow_id=workflow_id,
+            reason=entry.reason,
+            detail=entry.detail,
+            state=entry.state,
+            in_doubt=list(entry.in_doubt),
+            controls=list(entry.controls),
+        )
+
+    def audit(self, workflow_id: str) -> list[AuditedControl]:
+        """The controls table's rows of the workflow (`engine.audit`), oldest first."""
+        return [
+            AuditedControl(
+                control=row.control,
+                actor=row.actor,
+                at=row.at,
+                from_sequence=row.from_sequence,
+                to_sequence=row.to_sequence,
+                to_status=row.to_status.value,
+                fencing_token=row.fencing_token,
+            )
+            for row in audit_trail(self.store, workflow_id)
+        ]
 
 
 class _OutputsAt:

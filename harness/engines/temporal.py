@@ -68,7 +68,7 @@ from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"
 VARIANTS = units.VARIANTS
-LACKS = units.LACKS  # no budget, fencing, lease, ledger, tenant or versions of its own
+LACKS = units.LACKS  # no budget, fencing, lease, ledger, queue, tenant or versions of its own
 START_TO_CLOSE = timedelta(seconds=1)  # an attempt of a dead worker is retried after this
 TASK_TIMEOUT = timedelta(seconds=2)  # a workflow task of a dead worker likewise (default 10 s)
 POLL_S = 0.05

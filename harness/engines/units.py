@@ -71,8 +71,9 @@ from killpoint.harness.scenario import Scenario
 State = dict[str, Any]  # the JSON document a framework carries between units
 NAIVE_TRIES = 3  # a client library's retries, each with a key of its own
 FOLDER = "units"  # under the store's work folder: attempt marks, grants, artifacts
-# What no framework adapter here keeps: the checkers that need them answer unknown.
-LACKS = frozenset({"budget", "fencing", "lease", "ledger", "tenant", "versions"})
+# What no framework adapter here keeps: the checkers that need them answer unknown (a
+# framework keeps no operator queue: a run it stops for a person waits where no one reads).
+LACKS = frozenset({"budget", "fencing", "lease", "ledger", "queue", "tenant", "versions"})
 
 
 class Keying(StrEnum):

@@ -17,8 +17,9 @@ artifact damaged without changing its size, or swapped for another of the run's)
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
 effects wrong (a write in pieces at its final name, a delete by name alone); the one in
 `deploy.py` resumes runs of another version on its own code.
-`controls.py` gives the operator a force-complete; those in `lies.py` take a redelivered
-start message that lies at its word (its input over the validated one, or a protected call
+`controls.py` gives the operator a force-complete, and a retry under a fresh key;
+`deadletter.py` reports a run dead-lettered without recording it; those in `lies.py` take a
+redelivered start message that lies at its word (its input over the validated one, or a protected call
 built from it under an approval given for something else). Those in `world.py` drop a scope
 only a shared world tests (a key without its workflow, an approval taken for another run's):
 only a neighbour in the schedule (a second tenant, another workflow) makes them do harm.
@@ -37,6 +38,7 @@ from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
     controls,
+    deadletter,
     deploy,
     explore,
     failure,
@@ -363,6 +365,26 @@ MUTANTS.update(
             "000: an approval found by its gate and scope, not checked to answer this run's "
             "request — another workflow's or tenant's grant opens the gate",
             kinds=world.ApprovalTakenByScope,
+        ),
+    )
+)
+
+# the end a worker returns is a message, not a record; an operator's retry keeps its key
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "dead_letter_only_reported",
+            "001: assuming the queue is the database — a run past its delivery limit is "
+            "reported dead-lettered and never recorded or queued for a person",
+            engine=deadletter.DeadLetterOnlyReported,
+        ),
+        # reached by the exploration's operators, on a run the faults stopped (issue 24)
+        _mutant(
+            "fresh_key_retry_control",
+            "000: retry with the same key — an operator's retry sends the effect in doubt "
+            "again under a freshly minted idempotency key",
+            workers=controls.FreshKeyRetryWorkers,
         ),
     )
 )

@@ -1,18 +1,28 @@
-"""A mutant of the operator's tools: the "force complete" seed 000 warns against.
+"""Mutants of the operator's tools: the "force complete" seed 000 warns against, and a retry
+that is not "retry with the same key".
 
-Seed 000: "Manual controls should be narrow … 'Force complete' is usually too dangerous." This
-engine's reconcile does not ask the service: it marks the run complete, whatever its ledger
-says, so a run whose irreversible effect is in doubt ends `completed` with no receipt and no
-verification read. The named case `operator_reconcile_after_lost_mail` reaches it.
+Seed 000: "Manual controls should be narrow … 'Force complete' is usually too dangerous." The
+first engine's reconcile does not ask the service: it marks the run complete, whatever its
+ledger says, so a run whose irreversible effect is in doubt ends `completed` with no receipt
+and no verification read. The named case `operator_reconcile_after_lost_mail` reaches it.
+
+Seed 000 again: "reconcile, retry with the same key, compensate …", and among the common
+mistakes "Generating a fresh idempotency key on resume: the key identifies the logical
+operation, not the network attempt." The second engine's workers keep their keys; its operator's
+retry does not: a person's retry is taken for a new attempt, sent under a key of its own. The
+ledger still names the old key. Where the first attempt reached the service, the service sees a
+new request and applies it again.
 """
 
 from __future__ import annotations
 
-from killpoint.harness.contract.records import RunStatus
+from killpoint.harness.contract.adapters import EffectAdapter
+from killpoint.harness.contract.records import EffectIntent, Receipt, RunStatus
 from killpoint.harness.engine.control_rules import CLOSED, Facts
 from killpoint.harness.engine.controls import ControlRefused, Controls, Held
 from killpoint.harness.engine.fold import Change
 from killpoint.harness.engines.reference import ReferenceEngine
+from killpoint.scenarios.mutants.wrapped import Wrapped
 
 
 class ForceComplete(Controls):
@@ -29,3 +39,31 @@ class ForceComplete(Controls):
 
 class ForceCompleteWorkers(ReferenceEngine):
     controls_class = ForceComplete
+
+
+class _Minted(Wrapped):
+    """A service seen through a retry that sends under a key minted for the attempt."""
+
+    def __init__(self, adapter: EffectAdapter, stamp: str) -> None:
+        super().__init__(adapter)
+        self.stamp = stamp
+
+    def send(self, intent: EffectIntent, key: str) -> Receipt:
+        return self.adapter.send(intent, f"{key}-{self.stamp}")
+
+
+class FreshKeyRetry(Controls):
+    """Retries each effect in doubt as a new attempt, under a new key."""
+
+    def resent(self, held: Held) -> Change:
+        steps = self.engine.steps
+        kept, stamp = steps.adapters, f"retry-{held.checkpoint.sequence}"
+        steps.adapters = {name: _Minted(a, stamp) for name, a in kept.items()}
+        try:
+            return super().resent(held)
+        finally:
+            steps.adapters = kept
+
+
+class FreshKeyRetryWorkers(ReferenceEngine):
+    controls_class = FreshKeyRetry

@@ -54,6 +54,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "deploys": lambda c, n: c.deploys,
     "seed": lambda c, n: c.seed,
     "explore": lambda c, n: c.explore,
+    "operators": lambda c, n: c.operators,
     "shard": lambda c, n: c.shard,
     "worker_timeout": lambda c, n: c.worker_timeout,
     "neighbours": lambda c, n: c.neighbours,

@@ -122,6 +122,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "deploys": changed.deploys,
         "seed": changed.seed,
         "explore": changed.explore,
+        "operators": changed.operators,
         "shard": changed.shard,
         "worker_timeout": changed.worker_timeout,
         "lies": changed.lies,
@@ -163,6 +164,7 @@ def test_a_hunt_takes_the_shared_phases() -> None:
         "explore": "60",
         "lies": True,
         "neighbours": True,
+        "operators": True,
     }
 
 

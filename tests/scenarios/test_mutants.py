@@ -25,7 +25,8 @@ from killpoint.scenarios.mutants import MUTANTS
 PINS: dict[str, tuple[str, str, int]] = {
     "only_conversation_saved": ("research_publish", "single_effect", 5),
     "fresh_idempotency_key_on_resume": ("order_saga", "single_effect", 20),
-    "timeout_treated_as_failure": ("email", "single_effect", 20),
+    # the operators' reconcile and retry on the named lost-mail stop come before the singles
+    "timeout_treated_as_failure": ("email", "single_effect", 22),
     "state_updated_after_call": ("research_publish", "single_effect", 5),
     # caught by a pair, after the exploration's first pass (30 runs)
     "no_compare_and_swap": ("expensive_reuse", "monotonic_sequence", 80),
@@ -82,6 +83,12 @@ PINS: dict[str, tuple[str, str, int]] = {
     # lie (a second tenant with the same order) or a named case at a gate (another workflow)
     "idempotency_key_without_workflow": ("approval_refund", "single_effect", 20),
     "approval_found_by_scope": ("approval_refund", "isolation", 4),
+    # reported dead-lettered past the delivery limit, never recorded: the store says running
+    # (the named case delivering the run 21 times; durable_outcome and operator_queue too)
+    "dead_letter_only_reported": ("order_saga", "progress", 15),
+    # the operators' retry of the dead-letter case's charge in doubt, right after the named
+    # cases: sent under a fresh key, the service charges twice
+    "fresh_key_retry_control": ("order_saga", "single_effect", 17),
 }
 
 
@@ -214,14 +221,19 @@ CHECKER_MUTANT = {
     "deploy_policy": "resumes_across_versions",
     "message_integrity": "redelivered_start_replaces_input",
     "isolation": "approval_found_by_scope",
+    "durable_outcome": "dead_letter_only_reported",
+    "operator_queue": "dead_letter_only_reported",
 }
+# made false on a pinned schedule, after an earlier checker ended the mutant's hunt (progress
+# here; the other two in tests/scenarios/test_mutants_durable.py)
+ON_A_PINNED_SCHEDULE = frozenset({"progress", "durable_outcome", "operator_queue"})
 
 
 def test_every_checker_is_made_false_by_some_mutant() -> None:
     """Issue 4's acceptance: each checker has a broken engine that makes it return false."""
     assert set(CHECKER_MUTANT) == set(CHECKERS)
     for checker, mutant in CHECKER_MUTANT.items():
-        if checker != "progress":
+        if checker not in ON_A_PINNED_SCHEDULE:
             assert PINS[mutant][1] == checker
 
 

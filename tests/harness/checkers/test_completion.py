@@ -38,9 +38,30 @@ def test_a_completion_read_back_with_valid_outputs_is_true() -> None:
 
 def test_a_run_that_did_not_complete_claims_nothing() -> None:
     history = completed_run(requests=[request(1)], final_status="needs_review")
-    verdict = check_verified_completion(unreadable(history), WORKFLOW)
+    verdict = check_verified_completion(history, WORKFLOW)
     assert verdict.valid is True
     assert verdict.summary == "not completed (needs_review)"
+
+
+def test_a_worker_s_word_that_it_did_not_complete_is_no_evidence() -> None:
+    """Without a reader, its end is what its worker said: an unread effect is then unknown."""
+    history = completed_run(requests=[request(1)], final_status="needs_review")
+    verdict = check_verified_completion(unreadable(history), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary.startswith("if it completed: completed without a read")
+
+
+def test_a_worker_s_word_that_it_completed_is_held_against_it() -> None:
+    """Durably still running, its last worker said completed: it declared an unread effect."""
+    history = completed_run(
+        requests=[request(1)], final_status="running", claimed_status="completed"
+    )
+    verdict = check_verified_completion(history, WORKFLOW)
+    assert verdict.valid is False
+    assert (
+        verdict.evidence[-1]
+        == "its last worker said completed; final status running in state verified"
+    )
 
 
 def test_completing_without_reading_the_effect_back_is_false_even_without_a_reader() -> None:

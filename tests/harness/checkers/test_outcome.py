@@ -225,3 +225,12 @@ def test_an_end_the_case_s_operator_chose_is_explained_and_a_refused_control_exp
     assert applied.valid is True and f"the case's operator applied {control}" in applied.summary
     for controls in ([], [f"{control} refused: the rules forbid it"], ["reconcile: running"]):
         assert check_outcome(_ended(final, controls=controls), WORKFLOW).valid is False
+
+
+def test_without_a_reader_the_expected_end_is_the_worker_s_word_only() -> None:
+    """Never true on a worker's word: its end as expected is unknown without a reader."""
+    verdict = check_outcome(unreadable(completed_run()), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert verdict.summary == "its workers say: completed, as expected; no durable record shows it"
+    unexplained = unreadable(_ended("failed", final_reason="gave up"))
+    assert check_outcome(unexplained, WORKFLOW).valid is False  # what it said is held against it

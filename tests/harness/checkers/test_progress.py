@@ -1,5 +1,6 @@
-"""progress on hand-built histories. Its evidence is the harness's own record of the workers
-and what each returned, so it judges an engine without a history reader too, never unknown."""
+"""progress on hand-built histories. The end it judges is the one the engine's durable records
+show; without a history reader, workers that never said it ended make it false, and workers
+that say it ended leave it unknown (their word is no evidence)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,40 @@ def test_a_tampering_the_engine_could_not_stage_is_no_fault_to_recover_from() ->
     assert verdict.summary == "recovery needed 4 workers after the last fault"
 
 
-def test_without_a_history_reader_it_still_judges() -> None:
+def test_without_a_history_reader_an_end_the_workers_claim_is_unknown() -> None:
     history = completed_run(schedule=schedule(crashes=[CRASH]), workers=_workers(3))
-    assert check_progress(unreadable(history), WORKFLOW).valid is True
+    verdict = check_progress(unreadable(history), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert "no durable record of its end" in verdict.summary
+    too_long = completed_run(schedule=schedule(crashes=[CRASH]), workers=_workers(5))
+    assert check_progress(unreadable(too_long), WORKFLOW).valid is False  # the bound still judges
+
+
+def test_a_worker_that_says_its_run_ended_while_the_store_says_running_is_false() -> None:
+    """Its last worker said dead-lettered; the durable records say the run is still running."""
+    history = completed_run(
+        schedule=schedule(crashes=[CRASH]),
+        workers=[worker(0, "killed", None), worker(1, status="dead_lettered")],
+        final_status="running",
+        final_state="order_validated",
+        claimed_status="dead_lettered",
+    )
+    verdict = check_progress(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary == "no terminal state after 2 workers"
+    assert verdict.evidence[0] == (
+        "2 worker(s) ran; final status running (dead_lettered, its last worker said)"
+    )
+
+
+def test_a_run_without_faults_may_end_where_its_operator_chose() -> None:
+    """A person's terminate is not a fault, and not a failure to recover either."""
+    ended = completed_run(
+        schedule=schedule(controls=["terminate"]),
+        final_status="failed",
+        controls=["terminate: failed"],
+        workers=[worker(0, status="failed")],
+    )
+    assert check_progress(ended, WORKFLOW).valid is True
+    refused = ended.model_copy(update={"controls": ["terminate refused: no"]})
+    assert check_progress(refused, WORKFLOW).valid is False

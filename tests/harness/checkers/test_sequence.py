@@ -7,7 +7,7 @@ import pytest
 
 from killpoint.harness.checkers.sequence import check_sequence
 from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.protocol import CheckpointRecord
+from killpoint.harness.protocol import AuditedControl, CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 from killpoint.scenarios import CATALOGUE
 from tests.harness.checkers.histories import (
@@ -15,6 +15,7 @@ from tests.harness.checkers.histories import (
     checkpoint,
     completed_run,
     lineage,
+    schedule,
     unreadable,
 )
 
@@ -140,3 +141,25 @@ def test_one_control_excuses_one_move_and_only_to_where_it_leads() -> None:
     jumped = [checkpoint(1, "charged"), checkpoint(2, "delivered", status="completed")]
     history = completed_run(checkpoints=jumped, controls=["compensate: completed"])
     assert check_sequence(history, SAGA).valid is False
+
+
+def test_a_control_whose_worker_died_in_it_or_after_its_commit_still_made_its_move() -> None:
+    """In flight when its worker died, or held by the audit trail only: the move is the
+    control's; neither excuses a move the schedule's operator never asked for."""
+    moved = [checkpoint(1, "charged"), checkpoint(2, "shipment_rejected")]
+    in_flight = completed_run(checkpoints=moved, controls=["compensate: in flight"])
+    assert check_sequence(in_flight, SAGA).valid is True
+    row = AuditedControl(
+        control="compensate",
+        actor="killpoint-operator",
+        at=2.0,
+        from_sequence=1,
+        to_sequence=2,
+        to_status="running",
+    )
+    asked = schedule(controls=["compensate"])
+    audited = completed_run(checkpoints=moved, schedule=asked, audit=[row])
+    assert audited.controls_applied == ["compensate"]
+    assert check_sequence(audited, SAGA).valid is True
+    unasked = completed_run(checkpoints=moved, audit=[row])  # the schedule named no control
+    assert check_sequence(unasked, SAGA).valid is False

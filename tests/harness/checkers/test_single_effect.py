@@ -135,3 +135,19 @@ def test_without_a_history_reader_it_still_judges() -> None:
     assert check_single_effect(unreadable(completed_run()), WORKFLOW).valid is True
     twice = completed_run(applied=[effect(1), effect(2)])
     assert check_single_effect(unreadable(twice), WORKFLOW).valid is False
+
+
+def test_without_a_reader_a_missing_effect_of_a_run_not_said_done_is_unknown() -> None:
+    """Its worker said review; the run may still have completed: nothing durable shows."""
+    history = unreadable(completed_run(applied=[], final_status="needs_review"))
+    verdict = check_single_effect(history, WORKFLOW)
+    assert verdict.valid == "unknown"
+    said_done = unreadable(completed_run(applied=[]))
+    assert check_single_effect(said_done, WORKFLOW).valid is False  # its word held against it
+
+
+def test_a_worker_s_word_that_it_completed_holds_it_to_every_effect() -> None:
+    history = completed_run(applied=[], final_status="running", claimed_status="completed")
+    verdict = check_single_effect(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary.startswith("completed (its worker's word), but payments.create_charge")
