@@ -19,10 +19,11 @@ effects wrong (a write in pieces at its final name, a delete by name alone); the
 `deploy.py` resumes runs of another version on its own code.
 `controls.py` gives the operator a force-complete, and a retry under a fresh key;
 `deadletter.py` reports a run dead-lettered without recording it; those in `lies.py` take a
-redelivered start message that lies at its word (its input over the validated one, or a protected call
-built from it under an approval given for something else). Those in `world.py` drop a scope
-only a shared world tests (a key without its workflow, an approval taken for another run's):
-only a neighbour in the schedule (a second tenant, another workflow) makes them do harm.
+redelivered start message that lies at its word (its input over the validated one, or a
+protected call built from it under an approval given for something else). Those in `world.py`
+drop a scope only a shared world tests (a key without its workflow, an approval taken for
+another run's): only a neighbour in the schedule (a second tenant, another workflow) makes them
+do harm.
 """
 
 from __future__ import annotations

@@ -77,7 +77,8 @@ PINS: dict[str, tuple[str, str, int]] = {
     # (the jump to the final state; verified_completion and the case's recovery catch it too)
     "force_complete_control": ("email", "monotonic_sequence", 10),
     # lying start messages, told on a sample of the single crashes (harness.lies)
-    "redelivered_start_replaces_input": ("order_saga", "message_integrity", 15),
+    # (after the operators' two runs on the named cases' stops, as every plan-found mutant)
+    "redelivered_start_replaces_input": ("order_saga", "message_integrity", 20),
     "protected_call_beyond_its_approval": ("approval_refund", "authority", 10),
     # a shared world: caught beside a neighbour the plan gives the riskiest single crash told no
     # lie (a second tenant with the same order) or a named case at a gate (another workflow)
