@@ -61,6 +61,7 @@ class CampaignConfig:
     # in, and again as the plan unfolds and the exploration ends (progress's total)
     on_plan: Callable[[int], None] | None = None
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
+    canaries: bool = True  # scan each run for the world's secrets (`secrets_kept`)
 
     @property
     def pairs_in_process(self) -> bool:
@@ -89,6 +90,7 @@ class Campaign:
         self.config = config
         self.world = open_world(config.tier, config.workdir / "world", config.store_url)
         self.world.worker_timeout_s = config.worker_timeout
+        self.world.canaries.on = config.canaries
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord
+from killpoint.harness.canaries import CanaryScan
 from killpoint.harness.contract.records import (
     ApprovalRecord,
     BudgetLimits,
@@ -127,6 +128,9 @@ class History(_Model):
     final_status: str
     final_state: str
     final_reason: str = ""
+    # where the world's secrets were found after the run (`harness.canary_scan`); None: the
+    # run was not scanned (`--no-canaries`)
+    canaries: CanaryScan | None = None
 
     @property
     def deaths(self) -> list[WorkerRecord]:

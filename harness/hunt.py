@@ -52,6 +52,7 @@ def hunt_outcome(
     interleave: bool = True,
     network: bool = True,
     explore: str = EXPLORE,
+    canaries: bool = True,
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
     whole phases of the plan, as they do for a campaign."""
@@ -66,6 +67,7 @@ def hunt_outcome(
         network=network,
         explore=explore,
         on_run=on_run,
+        canaries=canaries,
     )
     plan = Plan(config.scenarios, config.plan_options())
     made = [0]

@@ -272,6 +272,10 @@ class CampaignOptions(_Declared):
     jobs: int = field(default=1, metadata=option(
         "Processes to run in (one shard each, merged); auto: one per core.", processes,
         "run", "mutants", metavar="N|auto", text=True))
+    canaries: bool = field(default=True, metadata=option(
+        "Also look for the world's secrets (the sealing key, the services' token) after each "
+        "run, in the engine's store, its files and the history (`secrets_kept`).", boolean,
+        *SHARED))
     # fmt: on
 
     def config(
@@ -303,13 +307,14 @@ class CampaignOptions(_Declared):
             explore=self.explore,
             shard=self.shard,
             worker_timeout=self.worker_timeout,
+            canaries=self.canaries,
             on_run=on_run,
             on_plan=on_plan,
         )
 
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
-        phases = ("seed", "double", "double_limit", "interleave", "network", "explore")
+        phases = ("seed", "double", "double_limit", "interleave", "network", "explore", "canaries")
         return {name: getattr(self, name) for name in phases}
 
 

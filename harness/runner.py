@@ -136,6 +136,7 @@ class Run:
                 world.services.transport(), getattr(hook, "transport", switch.transport)
             ),
             timeout=5.0,
+            headers={"Authorization": f"Bearer {world.canaries.secrets.service_token}"},
         )
         env = WorkerEnv(
             owner=f"worker-{worker}",
@@ -146,6 +147,7 @@ class Run:
             versions=versions,
             lease_ttl=world.lease_ttl,
             deploy=notice_for(schedule, worker),
+            secrets=world.canaries.secrets,
         )
         try:
             engine = self.engine.factory(env, self.scenario)
@@ -352,7 +354,7 @@ class Run:
         journal = self.world.services.journal
         checkpoints = reader.checkpoints(self.workflow_id)
         status = self.last_status or (checkpoints[-1].status if checkpoints else "absent")
-        return History(
+        history = History(
             scenario=self.scenario.name,
             workflow_id=self.workflow_id,
             schedule=self.schedule,
@@ -378,6 +380,7 @@ class Run:
             final_state=self.last_state or (checkpoints[-1].state if checkpoints else ""),
             final_reason=self.last_reason,
         )
+        return self.world.canaries.scanned(self.world.store, self.world.workdir, history)
 
 
 def run_schedule(

@@ -22,7 +22,7 @@ append at a name the scenario does not declare;
 engine's checkpoints; `budget_preserved`,
 `authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`
 and `handoff_terms` judge their journal halves anywhere and answer unknown for the half they
-cannot see.
+cannot see; `secrets_kept` judges the harness's scan of what the run left (unknown unscanned).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from killpoint.harness.checkers.intended_delete import check_intended_delete
 from killpoint.harness.checkers.intent import check_intent
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
+from killpoint.harness.checkers.secrets import check_secrets
 from killpoint.harness.checkers.sequence import check_sequence
 from killpoint.harness.checkers.single_effect import check_single_effect
 from killpoint.harness.contract.workflow import Workflow
@@ -68,6 +69,7 @@ CHECKERS: dict[str, Checker] = {
     "single_compensation": check_compensation,
     "handoff_terms": check_handoff,
     "deploy_policy": check_deploy,
+    "secrets_kept": check_secrets,
 }
 
 

@@ -32,6 +32,7 @@ from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
+    canary,
     controls,
     deploy,
     explore,
@@ -316,6 +317,21 @@ MUTANTS.update(
             "000: assuming the queue is the database — a start message for a finished run "
             "starts it over",
             engine=explore.FinishedRunRestarted,
+        ),
+    )
+)
+
+# what the world hands an engine and what time does to a run (issue 24): a secret the engine
+# stores (`canary.py`), a time budget that a restart resets and old limits mapped onto what is
+# left (`deadline.py`)
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "signing_key_in_checkpoint",
+            "000: a secret serialized into the checkpoint because it was in memory — the "
+            "resolved signing key carried in each checkpoint, for a resume elsewhere",
+            engine=canary.KeyCarriedInCheckpoint,
         ),
     )
 )

@@ -56,6 +56,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "explore": lambda c, n: c.explore,
     "shard": lambda c, n: c.shard,
     "worker_timeout": lambda c, n: c.worker_timeout,
+    "canaries": lambda c, n: c.canaries,
     "jobs": lambda c, n: n,
 }
 

@@ -124,6 +124,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "explore": changed.explore,
         "shard": changed.shard,
         "worker_timeout": changed.worker_timeout,
+        "canaries": changed.canaries,
     }
     from_arguments = {
         "scenarios": [],
@@ -159,6 +160,7 @@ def test_a_hunt_takes_the_shared_phases() -> None:
         "interleave": False,
         "network": True,
         "explore": "60",
+        "canaries": True,
     }
 
 

@@ -1,0 +1,195 @@
+"""Looking for the world's secrets after each run: in the engine's store, its work folder, every
+file the run wrote and the run's history (`killpoint.harness.canaries` says in which forms).
+
+The store is read as the engine left it on disk: a SQLite file byte for byte with its WAL and
+rollback journal (free pages and old frames included, where a deleted row still lies), or on
+PostgreSQL every row of every table of the world's schema, each value as text and as its bytes
+(the server's files are not ours to read). Every file under the world's folder is read too:
+artifacts, an engine's own files, a worker's files of the real tier.
+
+A scan is cheap because a world's files change little between runs: a file is compared with
+what the previous scan read, and only the stretch that changed is searched (a 4 MB WAL of which
+a run wrote 300 KB costs a read, a few memcmps and a search of 300 KB; a file whose size and
+time did not change is not read). So each run is
+judged by what it wrote; a file no run changed since it was scanned is not searched again.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from killpoint.harness.canaries import CanaryFinding, CanaryScan, Needles
+from killpoint.harness.contract.secrets import CHECKPOINT_KEY_ENV, Secrets
+from killpoint.harness.history import History
+from killpoint.harness.protocol import StoreHandle
+
+SQLITE_FILES = ("", "-wal", "-journal")  # the database and the files that hold its pages too
+
+
+def world_secrets() -> Secrets:
+    """The secrets a new world hands its workers, exported for the processes they run in.
+
+    The service token is fresh for each world. The sealing key is the one this process already
+    seals with when there is one (a key the user exported, so `inspect` and `queue` read the
+    campaign's stores afterwards; or an earlier world's), else a fresh one: a store outlives
+    its world, and one process's checkpoints must open with one key."""
+    key = os.environ.get(CHECKPOINT_KEY_ENV) or secrets.token_hex(32)
+    token = "kp-token-" + secrets.token_hex(24)
+    made = Secrets(checkpoint_key=key, service_token=token)
+    os.environ.update(made.environ())
+    return made
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL; None for any other database (or an in-memory one)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+@dataclass
+class _Seen:
+    stamp: tuple[int, int, int]  # size, mtime, inode: unchanged means not written since
+    data: bytes
+
+
+class FileScan:
+    """Files searched for canaries, each only where it changed since its last scan."""
+
+    def __init__(self, needles: Needles) -> None:
+        self.needles = needles
+        self._seen: dict[Path, _Seen] = {}
+
+    def file(self, path: Path, where: str) -> list[CanaryFinding]:
+        try:
+            st = path.stat()
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+            last = self._seen.get(path)
+            if last is not None and last.stamp == stamp:
+                return []
+            data = path.read_bytes()
+        except OSError:  # gone between the listing and the read: nothing left to find
+            self._seen.pop(path, None)
+            return []
+        self._seen[path] = _Seen(stamp, data)
+        spans = _changed(last.data if last else b"", data, self.needles.longest)
+        return self.needles.find(data, where, spans) if spans else []
+
+    def forget_missing(self) -> None:
+        """Drop what the previous scans read of files that no longer exist."""
+        for path in [p for p in self._seen if not p.exists()]:
+            del self._seen[path]
+
+
+def _changed(old: bytes, new: bytes, margin: int) -> list[tuple[int, int]]:
+    """The span of `new` between what it shares with `old` at its start and at its end, widened
+    by `margin` so a needle across either edge is found; none if nothing changed. A WAL is
+    written in one stretch, so the span is what the run wrote; a file changed in scattered
+    places is searched from its first change to its last."""
+    if old == new:
+        return []
+    same = memoryview(old)
+    lo, hi = 0, min(len(old), len(new))
+    while lo < hi:  # the longest common prefix, by halves (each a memcmp)
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if new.startswith(same[lo:mid], lo) else (lo, mid - 1)
+    start = lo
+    lo, hi = 0, min(len(old), len(new)) - start
+    while lo < hi:  # the longest common suffix after it
+        mid = (lo + hi + 1) // 2
+        tail = same[len(old) - mid : len(old) - lo]
+        lo, hi = (mid, hi) if new.endswith(tail, 0, len(new) - lo) else (lo, mid - 1)
+    return [(max(0, start - margin), min(len(new), len(new) - lo + margin))]
+
+
+def table_rows(engine: Engine) -> list[tuple[str, list[bytes]]]:
+    """Each table of the URL's schema with its rows as PostgreSQL prints them (text, bytea as
+    hex) and each value as its own bytes."""
+    found = []
+    with engine.connect() as conn:
+        tables = conn.execute(
+            text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        ).scalars()
+        for table in list(tables):
+            rows = conn.execute(text(f'SELECT t::text, t.* FROM "{table}" t')).all()
+            found.append((table, [_as_bytes(value) for row in rows for value in row]))
+    return found
+
+
+def _as_bytes(value: object) -> bytes:
+    if isinstance(value, bytes | memoryview):
+        return bytes(value)
+    return b"" if value is None else str(value).encode()
+
+
+@dataclass
+class Canaries:
+    """A world's secrets, and its scans of each run for them; `on` is the off switch
+    (`--no-canaries`)."""
+
+    secrets: Secrets = field(default_factory=world_secrets)
+    on: bool = True
+    _files: FileScan | None = field(default=None, repr=False)
+
+    @property
+    def files(self) -> FileScan:
+        if self._files is None:
+            self._files = FileScan(Needles(self.secrets.named()))
+        return self._files
+
+    def scanned(self, store: StoreHandle, root: Path, history: History) -> History:
+        """`history` with what a scan of the run found (as it is when scans are off): the
+        history itself, the store, every file under the world's folder `root` and the
+        store's work folder."""
+        if not self.on:
+            return history
+        needles = self.files.needles
+        findings = needles.find(history.model_dump_json().encode(), "history")
+        unscanned: list[str] = []
+        findings += self._store(store, unscanned)  # first: its files are named as the store's
+        self.files.forget_missing()
+        findings += self._folder(root, "")
+        if store.workdir.resolve() != root.resolve():
+            findings += self._folder(store.workdir, "work folder ")
+        scan = CanaryScan(canaries=needles.names, findings=findings, unscanned=unscanned)
+        return history.model_copy(update={"canaries": scan})
+
+    def _store(self, store: StoreHandle, unscanned: list[str]) -> list[CanaryFinding]:
+        path = sqlite_path(store.url)
+        if path is not None:
+            parts = (path.with_name(path.name + suffix) for suffix in SQLITE_FILES)
+            return [
+                f for p in parts if p.exists() for f in self.files.file(p, f"store file {p.name}")
+            ]
+        if make_url(store.url).get_backend_name() == "postgresql":
+            return self._rows(store.url, unscanned)
+        unscanned.append(f"the store {store.label} is neither a SQLite file nor PostgreSQL")
+        return []
+
+    def _rows(self, url: str, unscanned: list[str]) -> list[CanaryFinding]:
+        engine = create_engine(url, poolclass=NullPool)
+        try:
+            tables = table_rows(engine)
+        except SQLAlchemyError as exc:
+            unscanned.append(f"the store's rows: {str(exc).splitlines()[0]}")
+            return []
+        finally:
+            engine.dispose()
+        needles = self.files.needles
+        return [f for t, v in tables for f in needles.find(b"\0".join(v), f"store rows {t}")]
+
+    def _folder(self, folder: Path, prefix: str) -> list[CanaryFinding]:
+        """Every file under `folder` (a file already scanned as the store's is unchanged)."""
+        paths = sorted(p for p in folder.rglob("*") if p.is_file())
+        return [f for p in paths for f in self.files.file(p, f"{prefix}{p.relative_to(folder)}")]
+
+
+__all__ = ["Canaries", "FileScan", "sqlite_path", "table_rows", "world_secrets"]
