@@ -75,6 +75,8 @@ PINS: dict[str, tuple[str, str, int]] = {
     # the operator's tools: reached by the named case whose operator reconciles (a person)
     # (the jump to the final state; verified_completion and the case's recovery catch it too)
     "force_complete_control": ("email", "monotonic_sequence", 10),
+    # what the world hands an engine (issue 24): its recording's canary scan finds the key
+    "signing_key_in_checkpoint": ("order_saga", "secrets_kept", 1),
 }
 
 
@@ -205,6 +207,7 @@ CHECKER_MUTANT = {
     "atomic_write": "non_atomic_file_write",
     "intended_delete": "unchecked_delete",
     "deploy_policy": "resumes_across_versions",
+    "secrets_kept": "signing_key_in_checkpoint",
 }
 
 
