@@ -22,7 +22,8 @@ append at a name the scenario does not declare;
 engine's checkpoints; `budget_preserved`,
 `authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`
 and `handoff_terms` judge their journal halves anywhere and answer unknown for the half they
-cannot see; `secrets_kept` judges the harness's scan of what the run left (unknown unscanned).
+cannot see; `secrets_kept` judges the harness's scan of what the run left (unknown unscanned);
+`deadline_kept` judges its journal half anywhere and its checkpoints' time budgets where seen.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.compensation import check_compensation
 from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.checkers.deadline import check_deadline
 from killpoint.harness.checkers.deploy import check_deploy
 from killpoint.harness.checkers.failure import check_engine_failure
 from killpoint.harness.checkers.fencing import check_fencing
@@ -70,6 +72,7 @@ CHECKERS: dict[str, Checker] = {
     "handoff_terms": check_handoff,
     "deploy_policy": check_deploy,
     "secrets_kept": check_secrets,
+    "deadline_kept": check_deadline,
 }
 
 

@@ -34,6 +34,7 @@ from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
     canary,
     controls,
+    deadline,
     deploy,
     explore,
     failure,
@@ -332,6 +333,18 @@ MUTANTS.update(
             "000: a secret serialized into the checkpoint because it was in memory — the "
             "resolved signing key carried in each checkpoint, for a resume elsewhere",
             engine=canary.KeyCarriedInCheckpoint,
+        ),
+        _mutant(
+            "time_budget_restarted_on_resume",
+            "000: restarting resets safety limits — the time left counted from each resume, so "
+            "the time a run spends down is never charged",
+            engine=deadline.TimeLeftCountedFromResume,
+        ),
+        _mutant(
+            "legacy_limits_taken_as_left",
+            "000: an old checkpoint migrated by field name — v1's limits taken as the budget "
+            "left, what it had spent dropped",
+            engine=deadline.LegacyLimitsTakenAsLeft,
         ),
     )
 )

@@ -16,8 +16,9 @@ from killpoint.harness.canaries import Needles, encodings
 from killpoint.harness.canary_scan import Canaries, FileScan, world_secrets
 from killpoint.harness.contract.secrets import CHECKPOINT_KEY_ENV, SERVICE_TOKEN_ENV, Secrets
 from killpoint.harness.engines.reference import REFERENCE
-from killpoint.harness.protocol import EngineSpec, WorkerEnv
+from killpoint.harness.protocol import EngineSpec, EngineUnderTest, WorkerEnv
 from killpoint.harness.runner import run_schedule
+from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.world import World
 from killpoint.scenarios import CATALOGUE
@@ -69,12 +70,13 @@ def test_a_file_is_searched_again_only_where_it_changed(tmp_path: Path) -> None:
 def test_the_world_hands_each_worker_its_secrets_in_the_env_the_environment_and_the_client(
     tmp_path: Path,
 ) -> None:
-    seen: list[tuple[Secrets | None, str, dict[str, str]]] = []
+    seen: list[tuple[Secrets, str, dict[str, str]]] = []
 
-    def factory(env: WorkerEnv, scenario: object) -> object:
+    def factory(env: WorkerEnv, scenario: Scenario) -> EngineUnderTest:
+        assert env.secrets is not None
         token = env.http.headers["Authorization"]
         seen.append((env.secrets, token, {k: os.environ[k] for k in env.secrets.environ()}))
-        return REFERENCE.factory(env, scenario)  # type: ignore[arg-type]
+        return REFERENCE.factory(env, scenario)
 
     spy = EngineSpec(name="spy", factory=factory, reader=REFERENCE.reader, reset=REFERENCE.reset)
     with World.open(tmp_path) as world:

@@ -77,6 +77,10 @@ PINS: dict[str, tuple[str, str, int]] = {
     "force_complete_control": ("email", "monotonic_sequence", 10),
     # what the world hands an engine (issue 24): its recording's canary scan finds the key
     "signing_key_in_checkpoint": ("order_saga", "secrets_kept", 1),
+    # time (issue 24): the first resume after a downtime shows more time left than the clock
+    # left; the partly spent v1 checkpoint (its named case) shows the steps grow back
+    "time_budget_restarted_on_resume": ("order_saga", "deadline_kept", 2),
+    "legacy_limits_taken_as_left": ("approval_refund", "budget_preserved", 5),
 }
 
 
@@ -208,6 +212,7 @@ CHECKER_MUTANT = {
     "intended_delete": "unchecked_delete",
     "deploy_policy": "resumes_across_versions",
     "secrets_kept": "signing_key_in_checkpoint",
+    "deadline_kept": "time_budget_restarted_on_resume",
 }
 
 
