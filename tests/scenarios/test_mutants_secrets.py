@@ -18,7 +18,7 @@ from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import RunResult
 from killpoint.harness.runner import Run, run_schedule
-from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.schedule import FaultSchedule, HitPoint, Tier
 from killpoint.harness.world import World
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
@@ -33,10 +33,15 @@ SCHEDULE = FaultSchedule(
 
 
 def _run(
-    spec: EngineSpec, root: Path, *, canaries: bool = True, url: str | None = None
+    spec: EngineSpec,
+    root: Path,
+    *,
+    canaries: bool = True,
+    url: str | None = None,
+    tier: Tier = "inprocess",
 ) -> RunResult:
     config = CampaignConfig(
-        scenarios=[SCENARIO], workdir=root, engine=spec, canaries=canaries, store_url=url
+        scenarios=[SCENARIO], workdir=root, engine=spec, canaries=canaries, store_url=url, tier=tier
     )
     with Campaign(config) as campaign:
         result, _ = campaign.execute(SCENARIO, SCHEDULE, "single")
@@ -61,6 +66,18 @@ def test_a_key_kept_in_the_checkpoints_is_caught_by_the_canary_scan_alone(tmp_pa
     assert _verdicts(unscanned)["secrets_kept"] == "unknown"
     reference = _run(REFERENCE, tmp_path / "reference")
     assert all(v.valid is True for v in reference.verdicts), reference.verdicts
+
+
+def test_in_the_real_tier_forked_workers_are_handed_the_same_key_and_keep_it(
+    tmp_path: Path,
+) -> None:
+    """A forked worker finds the key where an in-process one does (the environment it
+    inherits); the parent scans what it left."""
+    caught = _run(MUTANT, tmp_path / "caught", tier="real")
+    assert caught.schedule.tier == "real"
+    assert _verdicts(caught)["secrets_kept"] is False
+    reference = _run(REFERENCE, tmp_path / "reference", tier="real")
+    assert _verdicts(reference)["secrets_kept"] is True
 
 
 @pytest.mark.postgres
