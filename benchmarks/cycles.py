@@ -92,7 +92,7 @@ def canary_scan_cost(world: World, scenario: Scenario, cycles: int) -> tuple[flo
         finally:
             spent[0] += time.perf_counter() - start
 
-    canaries.scanned = timed  # type: ignore[method-assign]
+    canaries.scanned = timed  # type: ignore[method-assign,assignment]
     try:
         done = crash_cycles(world, scenario, cycles, tag="s")
     finally:
