@@ -7,15 +7,16 @@ PostgreSQL every row of every table of the world's schema, each value as text an
 (the server's files are not ours to read). Every file under the world's folder is read too:
 artifacts, an engine's own files, a worker's files of the real tier.
 
-A scan is cheap because a world's files change little between runs: a file is compared with
-what the previous scan read, and only the stretch that changed is searched (a 4 MB WAL of which
-a run wrote 300 KB costs a read, a few memcmps and a search of 300 KB; a file whose size and
-time did not change is not read). So each run is
+A scan is cheap because a world's files change little between runs: a file whose size and time
+did not change is not read; a SQLite WAL is read from where the previous scan stopped (the
+frames a run added: 300 KB of a 4 MB log); any other file is compared with what the previous
+scan read and searched only in the stretch that changed. So each run is
 judged by what it wrote; a file no run changed since it was scanned is not searched again.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from killpoint.harness.canaries import CanaryFinding, CanaryScan, Needles
 from killpoint.harness.contract.secrets import CHECKPOINT_KEY_ENV, Secrets
 from killpoint.harness.history import History
 from killpoint.harness.protocol import StoreHandle
+from killpoint.harness.sqlite_wal import WalMark, read_new_frames
 
 SQLITE_FILES = ("", "-wal", "-journal")  # the database and the files that hold its pages too
 
@@ -47,6 +49,7 @@ def world_secrets() -> Secrets:
     return made
 
 
+@functools.lru_cache(maxsize=64)
 def sqlite_path(url: str) -> Path | None:
     """The file of a SQLite URL; None for any other database (or an in-memory one)."""
     parsed = make_url(url)
@@ -62,20 +65,39 @@ class _Seen:
 
 
 class FileScan:
-    """Files searched for canaries, each only where it changed since its last scan."""
+    """Files searched for canaries, each only where it changed since its last scan (a SQLite
+    WAL: only the frames added since, `harness.sqlite_wal`). A scan visits files between
+    `begin` and `end`; what it no longer finds is forgotten. Paths are plain strings: a scan
+    runs after every run, and building `Path` objects was a third of its time."""
 
     def __init__(self, needles: Needles) -> None:
         self.needles = needles
-        self._seen: dict[Path, _Seen] = {}
+        self._seen: dict[str, _Seen] = {}
+        self._marks: dict[str, WalMark] = {}
+        self._visited: set[str] = set()
 
-    def file(self, path: Path, where: str) -> list[CanaryFinding]:
+    def begin(self) -> None:
+        self._visited = set()
+
+    def end(self) -> None:
+        for path in set(self._seen) - self._visited:
+            del self._seen[path]
+            self._marks.pop(path, None)
+
+    def file(self, path: str, where: str, st: os.stat_result | None = None) -> list[CanaryFinding]:
+        """The canaries in what `path` gained since its last scan (`st`: its stat, if known)."""
+        self._visited.add(path)
         try:
-            st = path.stat()
+            st = st or os.stat(path)
             stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
             last = self._seen.get(path)
             if last is not None and last.stamp == stamp:
                 return []
-            data = path.read_bytes()
+            if path.endswith("-wal") and (found := self._wal(path, where)) is not None:
+                self._seen[path] = _Seen(stamp, b"")
+                return found
+            with open(path, "rb") as f:
+                data = f.read()
         except OSError:  # gone between the listing and the read: nothing left to find
             self._seen.pop(path, None)
             return []
@@ -83,10 +105,29 @@ class FileScan:
         spans = _changed(last.data if last else b"", data, self.needles.longest)
         return self.needles.find(data, where, spans) if spans else []
 
-    def forget_missing(self) -> None:
-        """Drop what the previous scans read of files that no longer exist."""
-        for path in [p for p in self._seen if not p.exists()]:
-            del self._seen[path]
+    def _wal(self, path: str, where: str) -> list[CanaryFinding] | None:
+        read = read_new_frames(path, self._marks.get(path))
+        if read is None:
+            return None
+        frames, self._marks[path] = read
+        return self.needles.find(frames, where)
+
+
+def files_under(folder: str) -> list[tuple[str, os.stat_result]]:
+    """Every regular file under `folder` with its stat, in path order (one stat a file)."""
+    found: list[tuple[str, os.stat_result]] = []
+    folders = [folder]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:  # gone, or not a folder
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                found.append((entry.path, entry.stat(follow_symlinks=False)))
+    return sorted(found, key=lambda pair: pair[0])
 
 
 def _changed(old: bytes, new: bytes, margin: int) -> list[tuple[int, int]]:
@@ -151,24 +192,30 @@ class Canaries:
         store's work folder."""
         if not self.on:
             return history
-        needles = self.files.needles
-        findings = needles.find(history.model_dump_json().encode(), "history")
-        unscanned: list[str] = []
+        files, unscanned = self.files, list[str]()
+        findings = files.needles.find(history.model_dump_json().encode(), "history")
+        files.begin()
         findings += self._store(store, unscanned)  # first: its files are named as the store's
-        self.files.forget_missing()
         findings += self._folder(root, "")
-        if store.workdir.resolve() != root.resolve():
+        if store.workdir != root and store.workdir.resolve() != root.resolve():
             findings += self._folder(store.workdir, "work folder ")
-        scan = CanaryScan(canaries=needles.names, findings=findings, unscanned=unscanned)
+        files.end()
+        names = files.needles.names
+        scan = CanaryScan(canaries=names, findings=findings, unscanned=unscanned)
         return history.model_copy(update={"canaries": scan})
 
     def _store(self, store: StoreHandle, unscanned: list[str]) -> list[CanaryFinding]:
         path = sqlite_path(store.url)
         if path is not None:
-            parts = (path.with_name(path.name + suffix) for suffix in SQLITE_FILES)
-            return [
-                f for p in parts if p.exists() for f in self.files.file(p, f"store file {p.name}")
-            ]
+            found = []
+            for suffix in SQLITE_FILES:
+                part = f"{path}{suffix}"
+                try:
+                    st = os.stat(part)
+                except OSError:
+                    continue
+                found += self.files.file(part, f"store file {path.name}{suffix}", st)
+            return found
         if make_url(store.url).get_backend_name() == "postgresql":
             return self._rows(store.url, unscanned)
         unscanned.append(f"the store {store.label} is neither a SQLite file nor PostgreSQL")
@@ -188,8 +235,13 @@ class Canaries:
 
     def _folder(self, folder: Path, prefix: str) -> list[CanaryFinding]:
         """Every file under `folder` (a file already scanned as the store's is unchanged)."""
-        paths = sorted(p for p in folder.rglob("*") if p.is_file())
-        return [f for p in paths for f in self.files.file(p, f"{prefix}{p.relative_to(folder)}")]
+        top = str(folder)
+        cut = len(top) + 1
+        return [
+            finding
+            for path, st in files_under(top)
+            for finding in self.files.file(path, f"{prefix}{path[cut:]}", st)
+        ]
 
 
-__all__ = ["Canaries", "FileScan", "sqlite_path", "table_rows", "world_secrets"]
+__all__ = ["Canaries", "FileScan", "files_under", "sqlite_path", "table_rows", "world_secrets"]

@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import secrets
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from killpoint.harness.protocol import EngineSpec, EngineUnderTest, WorkerEnv
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
+from killpoint.harness.sqlite_wal import read_new_frames
 from killpoint.harness.world import World
 from killpoint.scenarios import CATALOGUE
 
@@ -56,15 +58,15 @@ def test_a_file_is_searched_again_only_where_it_changed(tmp_path: Path) -> None:
     scan = FileScan(_needles())
     wal = tmp_path / "store.sqlite-wal"
     wal.write_bytes(os.urandom(50_000) + SECRET.encode() + os.urandom(50_000))
-    assert [f.where for f in scan.file(wal, "store file wal")] == ["store file wal"]
-    assert scan.file(wal, "store file wal") == []  # not written since: not read again
+    assert [f.where for f in scan.file(str(wal), "store file wal")] == ["store file wal"]
+    assert scan.file(str(wal), "store file wal") == []  # not written since: not read again
     data = bytearray(wal.read_bytes())
     data[-10:] = b"0123456789"  # a later run writes past the leak: the leak is not its own
     wal.write_bytes(bytes(data))
-    assert scan.file(wal, "store file wal") == []
+    assert scan.file(str(wal), "store file wal") == []
     at = 70_000  # ... and one that writes it again, elsewhere
     wal.write_bytes(bytes(data[:at]) + SECRET.encode() + bytes(data[at + len(SECRET) :]))
-    assert len(scan.file(wal, "store file wal")) == 1
+    assert len(scan.file(str(wal), "store file wal")) == 1
 
 
 def test_the_world_hands_each_worker_its_secrets_in_the_env_the_environment_and_the_client(
@@ -130,3 +132,52 @@ def test_scans_off_leave_the_history_unscanned(tmp_path: Path) -> None:
             world, CATALOGUE["email"], FaultSchedule(scenario="email", run_id="s"), REFERENCE
         )
     assert history.canaries is None
+
+
+def _wal_db(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("CREATE TABLE others (body TEXT)")
+    return conn
+
+
+def test_a_wal_is_read_from_where_the_last_scan_stopped_across_a_restart(tmp_path: Path) -> None:
+    conn = _wal_db(tmp_path / "s.sqlite")
+    wal = tmp_path / "s.sqlite-wal"
+    first = read_new_frames(wal, None)
+    assert first is not None
+    conn.execute("INSERT INTO notes VALUES (?)", ("x" * 5000 + SECRET,))
+    added = read_new_frames(wal, first[1])
+    assert added is not None and SECRET.encode() in added[0]
+    conn.execute("INSERT INTO notes VALUES ('later')")
+    later = read_new_frames(wal, added[1])
+    assert later is not None and SECRET.encode() not in later[0] and b"later" in later[0]
+    assert len(later[0]) < wal.stat().st_size // 2  # the rest of the log is not read again
+    conn.execute("PRAGMA wal_checkpoint(RESTART)")
+    conn.execute("INSERT INTO notes VALUES ('after a restart')")  # from the first frame again
+    restarted = read_new_frames(wal, later[1])
+    assert restarted is not None and b"after a restart" in restarted[0]
+    assert restarted[1].salts != later[1].salts
+    conn.close()
+    (tmp_path / "not-a-wal").write_bytes(b"\0" * 64)
+    assert read_new_frames(tmp_path / "not-a-wal", None) is None
+
+
+def test_a_secret_written_to_a_wal_is_found_by_the_run_that_wrote_it(tmp_path: Path) -> None:
+    """... and by a later run only if it writes the page that holds it again (its bytes are
+    then in what that run wrote too)."""
+    scan = FileScan(_needles())
+    conn = _wal_db(tmp_path / "s.sqlite")
+    wal = tmp_path / "s.sqlite-wal"
+    assert scan.file(str(wal), "wal") == []
+    conn.execute("INSERT INTO notes VALUES (?)", (SECRET,))
+    assert [f.label() for f in scan.file(str(wal), "wal")] == ["checkpoint_key (raw) in wal"]
+    conn.execute("INSERT INTO others VALUES ('a later run')")  # a page of its own
+    assert scan.file(str(wal), "wal") == []
+    conn.execute("INSERT INTO others VALUES (?)", (SECRET.encode().hex(),))
+    assert [f.encoding for f in scan.file(str(wal), "wal")] == ["hex"]
+    conn.execute("INSERT INTO notes VALUES ('the page again')")
+    assert [f.encoding for f in scan.file(str(wal), "wal")] == ["raw"]
+    conn.close()
