@@ -24,7 +24,6 @@ from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import NullPool
 
 from killpoint.harness.canaries import CanaryFinding, CanaryScan, Needles
 from killpoint.harness.contract.secrets import CHECKPOINT_KEY_ENV, Secrets
@@ -151,24 +150,34 @@ def _changed(old: bytes, new: bytes, margin: int) -> list[tuple[int, int]]:
     return [(max(0, start - margin), min(len(new), len(new) - lo + margin))]
 
 
+# the tables of the URL's schema, each with its bytea columns
+TABLES = text(
+    "SELECT c.relname, coalesce(array_agg(a.attname::text) FILTER "
+    "(WHERE a.atttypid = 'bytea'::regtype), '{}') FROM pg_class c "
+    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+    "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') GROUP BY c.relname"
+)
+
+
 def table_rows(engine: Engine) -> list[tuple[str, list[bytes]]]:
-    """Each table of the URL's schema with its rows as PostgreSQL prints them (text, bytea as
-    hex) and each value as its own bytes."""
-    found = []
+    """Each table of the URL's schema with its rows as PostgreSQL prints them (text; bytea as
+    hex) and each bytea value with its printable bytes as they are (`encode(…, 'escape')`), so
+    a secret is seen as text, as the hex of its bytes and inside bytes. Two round trips."""
     with engine.connect() as conn:
-        tables = conn.execute(
-            text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
-        ).scalars()
-        for table in list(tables):
-            rows = conn.execute(text(f'SELECT t::text, t.* FROM "{table}" t')).all()
-            found.append((table, [_as_bytes(value) for row in rows for value in row]))
-    return found
-
-
-def _as_bytes(value: object) -> bytes:
-    if isinstance(value, bytes | memoryview):
-        return bytes(value)
-    return b"" if value is None else str(value).encode()
+        tables = [(str(name), list(binary)) for name, binary in conn.execute(TABLES)]
+        if not tables:
+            return []
+        parts = []
+        for i, (table, binary) in enumerate(tables):
+            parts.append(f'SELECT {i} AS t, x::text AS v FROM "{table}" x')
+            parts += [f'SELECT {i}, encode("{col}", \'escape\') FROM "{table}"' for col in binary]
+        rows = conn.execute(text(" UNION ALL ".join(parts))).all()
+    found: list[list[bytes]] = [[] for _ in tables]
+    for index, value in rows:
+        if value is not None:
+            found[index].append(value.encode())
+    return [(table, values) for (table, _), values in zip(tables, found, strict=True)]
 
 
 @dataclass
@@ -179,6 +188,7 @@ class Canaries:
     secrets: Secrets = field(default_factory=world_secrets)
     on: bool = True
     _files: FileScan | None = field(default=None, repr=False)
+    _engines: dict[str, Engine] = field(default_factory=dict, repr=False)
 
     @property
     def files(self) -> FileScan:
@@ -222,16 +232,23 @@ class Canaries:
         return []
 
     def _rows(self, url: str, unscanned: list[str]) -> list[CanaryFinding]:
-        engine = create_engine(url, poolclass=NullPool)
+        engine = self._engines.get(url)
+        if engine is None:  # one connection kept for the store: a connect per run costs more
+            self.close()  # a store of an earlier run (an engine without a reset hook)
+            engine = self._engines[url] = create_engine(url, pool_size=1, max_overflow=0)
         try:
             tables = table_rows(engine)
         except SQLAlchemyError as exc:
             unscanned.append(f"the store's rows: {str(exc).splitlines()[0]}")
             return []
-        finally:
-            engine.dispose()
         needles = self.files.needles
         return [f for t, v in tables for f in needles.find(b"\0".join(v), f"store rows {t}")]
+
+    def close(self) -> None:
+        """Close the connections the row scans kept (with the world)."""
+        engines, self._engines = self._engines, {}
+        for engine in engines.values():
+            engine.dispose()
 
     def _folder(self, folder: Path, prefix: str) -> list[CanaryFinding]:
         """Every file under `folder` (a file already scanned as the store's is unchanged)."""

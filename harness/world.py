@@ -172,6 +172,7 @@ class World:
 
     def close(self) -> None:
         try:
+            self.canaries.close()
             self.store.shared.close()
             self._drop_own()
             self.store = self._first or self.store  # whose database its opener may drop

@@ -105,11 +105,14 @@ def test_the_row_scan_finds_a_planted_leak(postgres_url: str, tmp_path: Path) ->
             conn.execute(text("CREATE TABLE quiet (note text, body bytea)"))
             conn.execute(text("CREATE TABLE noted (note text)"))
             conn.execute(text("CREATE TABLE held (body bytea)"))
+            conn.execute(text("CREATE TABLE wrapped (note text, body bytea)"))
             conn.execute(text("INSERT INTO quiet VALUES ('nothing', '\\x00')"))
             b64 = base64.b64encode(SECRET.encode()).decode()
             conn.execute(text("INSERT INTO noted VALUES (:v)"), {"v": f"key={b64};"})
             conn.execute(text("INSERT INTO held VALUES (:v)"), {"v": b"\x00" + SECRET.encode()})
-        assert sorted(_row_leaks(url)) == ["held", "noted"]
+            wrapped = b"\x01" + base64.b64encode(SECRET.encode())  # base64 text in bytes
+            conn.execute(text("INSERT INTO wrapped VALUES ('', :v)"), {"v": wrapped})
+        assert sorted(_row_leaks(url)) == ["held", "noted", "wrapped"]
     finally:
         engine.dispose()
         drop_schemas(postgres_url, [schema_of(url)])
