@@ -57,6 +57,9 @@ def cycle_figures(root: Path, quick: bool, pg: str | None) -> dict[str, Any]:
         t = cycles.crash_cycles(world, scenario, 30 if quick else 180)
         fig["inprocess_cycles_per_s"] = t.per_s
         fig["inprocess_cycles_per_cpu_s"] = t.per_cpu_s
+        _log("the canary scan's share of a cycle")
+        scan_ms, share = cycles.canary_scan_cost(world, scenario, 30 if quick else 120)
+        fig["canary_scan_ms_per_run"], fig["canary_scan_share_of_a_run"] = scan_ms, share
         _log("single- and double-crash enumerations")
         single = cycles.single_enumeration(world, scenario)
         fig["single_crash_enumeration_s"] = single.wall_s
@@ -212,6 +215,7 @@ TARGETS: list[tuple[str, str, str, Any]] = [
     ("checkpoint_cost_ratio_vs_raw_sqlite_marginal", "  … one more step, engine / raw", "<=", 2.0),
     ("inprocess_cycles_per_s", "in-process crash-recover cycles/s (SQLite)", ">=", 300),
     ("inprocess_cycles_per_cpu_s", "  … per CPU-second", ">=", 300),
+    ("canary_scan_share_of_a_run", "  … share of a cycle the canary scan takes", "", None),
     ("inprocess_cycles_per_s_postgres", "in-process cycles/s (PostgreSQL)", "", None),
     ("sigkill_cycles_per_s", "SIGKILL cycles/s (SQLite)", ">=", 50),
     ("inprocess_cycles_per_s_all_cores", "in-process cycles/s, one process per core", ">=", 300),

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flow import make_scenario
 from sqlalchemy import create_engine, text
@@ -75,6 +76,28 @@ def crash_cycles(
         if history.final_status != "completed":
             raise RuntimeError(f"{schedule.describe()} ended {history.final_status}")
     return Throughput(len(plan), time.perf_counter() - wall, time.process_time() - cpu, wall)
+
+
+def canary_scan_cost(world: World, scenario: Scenario, cycles: int) -> tuple[float, float]:
+    """The canary scan's time per cycle (ms) and its share of a cycle's wall time, over
+    `cycles` crash-recover cycles (`harness/canary_scan.py`: the store, the world's files and
+    the history searched, each file only where the run changed it)."""
+    canaries, spent = world.canaries, [0.0]
+    scanned = canaries.scanned
+
+    def timed(*args: Any) -> History:
+        start = time.perf_counter()
+        try:
+            return scanned(*args)
+        finally:
+            spent[0] += time.perf_counter() - start
+
+    canaries.scanned = timed  # type: ignore[method-assign,assignment]
+    try:
+        done = crash_cycles(world, scenario, cycles, tag="s")
+    finally:
+        del canaries.scanned
+    return spent[0] / done.cycles * 1000, spent[0] / done.wall_s
 
 
 def parallel_cycles(

@@ -66,6 +66,7 @@ class CampaignConfig:
     extra: Sequence[tuple[RunKind, FaultSchedule]] = field(default_factory=tuple)
     lies: bool = True  # start messages that lie, on a sample of singles and in exploration
     neighbours: bool = True  # a sample of runs beside neighbours (`harness.neighbour_plan`)
+    canaries: bool = True  # scan each run for the world's secrets (`secrets_kept`)
 
     @property
     def pairs_in_process(self) -> bool:
@@ -102,6 +103,7 @@ class Campaign:
         self.config = config
         self.world = open_world(config.tier, config.workdir / "world", config.store_url)
         self.world.worker_timeout_s = config.worker_timeout
+        self.world.canaries.on = config.canaries
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord
+from killpoint.harness.canaries import CanaryScan
 from killpoint.harness.contract.records import (
     ApprovalRecord,
     BudgetLimits,
@@ -191,6 +192,9 @@ class History(_Model):
     def durable_status(self) -> str | None:
         """The status the engine's durable records show; None without a history reader."""
         return self.final_status if self.readable else None
+    # where the world's secrets were found after the run (`harness.canary_scan`); None: the
+    # run was not scanned (`--no-canaries`)
+    canaries: CanaryScan | None = None
 
     @property
     def deaths(self) -> list[WorkerRecord]:

@@ -61,6 +61,7 @@ def hunt_outcome(
     lies: bool = True,
     neighbours: bool = True,
     operators: bool = True,
+    canaries: bool = True,
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
     whole phases of the plan, as they do for a campaign."""
@@ -78,6 +79,7 @@ def hunt_outcome(
         on_run=on_run,
         lies=lies,
         neighbours=neighbours,
+        canaries=canaries,
     )
     plan = Plan(config.scenarios, config.plan_options())
     made = [0]

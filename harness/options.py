@@ -285,6 +285,10 @@ class CampaignOptions(_Declared):
         "keys, another workflow of the tenant at the same gates, in the same store, services "
         "and approval inbox (the plan's riskiest single crashes and gated named cases, and "
         "the exploration's draws).", boolean, *SHARED))
+    canaries: bool = field(default=True, metadata=option(
+        "Also look for the world's secrets (the sealing key, the services' token) after each "
+        "run, in the engine's store, its files and the history (`secrets_kept`).", boolean,
+        *SHARED))
     # fmt: on
 
     def config(
@@ -318,6 +322,7 @@ class CampaignOptions(_Declared):
             shard=self.shard,
             worker_timeout=self.worker_timeout,
             lies=self.lies,
+            canaries=self.canaries,
             on_run=on_run,
             on_plan=on_plan,
             neighbours=self.neighbours,
@@ -326,7 +331,7 @@ class CampaignOptions(_Declared):
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
         phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
-        phases += ("explore", "lies", "neighbours", "operators")
+        phases += ("explore", "lies", "neighbours", "operators", "canaries")
         return {name: getattr(self, name) for name in phases}
 
 

@@ -39,6 +39,7 @@ from killpoint.harness.contract.records import (
     Outcome,
     Versions,
 )
+from killpoint.harness.contract.secrets import Secrets
 
 if TYPE_CHECKING:
     from killpoint.harness.scenario import Scenario
@@ -99,6 +100,10 @@ class WorkerEnv:
     versions: Versions  # what this worker runs (a deploy between workers changes them)
     lease_ttl: float
     deploy: DeployNotice | None = None  # a deploy in progress, as the worker is told of it
+    # the world's secrets (a sealing key, the services' token), also in the environment
+    # (`killpoint.harness.contract.secrets`): use them, never store them — each is a canary
+    # the oracle looks for after the run (`secrets_kept`); None outside a world (a soak)
+    secrets: Secrets | None = None
 
     @property
     def store_url(self) -> str:

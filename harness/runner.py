@@ -140,6 +140,7 @@ class Run:
                 world.services.transport(), getattr(hook, "transport", switch.transport)
             ).signed(self.origin),
             timeout=5.0,
+            headers={"Authorization": f"Bearer {world.canaries.secrets.service_token}"},
         )
         env = WorkerEnv(
             owner=f"worker-{worker}",
@@ -150,6 +151,7 @@ class Run:
             versions=versions,
             lease_ttl=world.lease_ttl,
             deploy=notice_for(schedule, worker),
+            secrets=world.canaries.secrets,
         )
         try:
             engine = self.engine.factory(env, self.scenario)
@@ -362,7 +364,7 @@ class Run:
         checkpoints = reader.checkpoints(self.workflow_id)
         said = End(self.last_status or "", self.last_state, self.last_reason)
         own = own_records(self, journal)
-        return History(
+        history = History(
             scenario=self.scenario.name,
             workflow_id=self.workflow_id,
             schedule=self.schedule,
@@ -389,6 +391,7 @@ class Run:
             neighbours=neighbour_records(self),
             **ending(reader, readable, self.workflow_id, self.workers, said),
         )
+        return self.world.canaries.scanned(self.world.store, self.world.workdir, history)
 
 
 def run_schedule(

@@ -118,6 +118,13 @@ for _kind in (
         refused=True,
     ),
     TamperKind(
+        "legacy_v1",
+        "checkpoint",
+        "as the v1 engine wrote it, every field there: its limits and what it had spent apart "
+        "(a partly spent budget) and its latest approval with the approval's expiry; migrates "
+        "cleanly",
+    ),
+    TamperKind(
         "output_altered",
         "outputs",
         "a step output rewritten in its row, hash and all (or forged)",

@@ -22,6 +22,7 @@ from typing import Protocol
 import httpx
 
 from killpoint.fake_services import FaultPlan, InProcessServices, Journal, ServiceClock
+from killpoint.harness.canary_scan import Canaries
 from killpoint.harness.contract.records import Versions
 from killpoint.harness.databases import drop_scratch, label, pins_schema, world_database
 from killpoint.harness.db_loss import StoreFile
@@ -99,6 +100,8 @@ class World:
     _own: StoreHandle | None = field(default=None, repr=False)  # a fresh store of one run
     _first: StoreHandle | None = field(default=None, repr=False)  # the store it opened with
     _file: StoreFile | None = field(default=None, repr=False)  # its SQLite file, as last seen
+    # the secrets every worker is handed, and the scans for them after each run
+    canaries: Canaries = field(default_factory=Canaries)
 
     @classmethod
     def open(cls, workdir: str | Path, store_url: str | None = None) -> World:
@@ -169,6 +172,7 @@ class World:
 
     def close(self) -> None:
         try:
+            self.canaries.close()
             self.store.shared.close()
             self._drop_own()
             self.store = self._first or self.store  # whose database its opener may drop

@@ -3,7 +3,8 @@
 A campaign asks for scenarios by name (`get("order_saga")`) or walks `CATALOGUE`. Each entry is a
 `Scenario`: the workflow, a per-run input maker (runs share one store and one set of services, so
 business keys carry the run id), the adapters, the effects the services should show, and the
-rows of the seeds' fault tables that run on it (`scenarios.cases`, `scenarios.tamper_cases`).
+rows of the seeds' fault tables that run on it (`scenarios.cases`, `scenarios.tamper_cases`,
+`scenarios.operator_cases`, `scenarios.time_cases`).
 `catalogue()` is what this package registers under the `killpoint.catalogues` entry point,
 mutant engines included.
 """
@@ -28,6 +29,7 @@ from killpoint.scenarios.adapters import SERVICES, adapters_for
 from killpoint.scenarios.cases import CASES
 from killpoint.scenarios.operator_cases import OPERATOR_CASES
 from killpoint.scenarios.tamper_cases import TAMPER_CASES
+from killpoint.scenarios.time_cases import TIME_CASES
 
 __all__ = [
     "CATALOGUE",
@@ -41,7 +43,7 @@ __all__ = [
 
 
 def _with_cases(scenario: Scenario) -> Scenario:
-    named = (*CASES, *TAMPER_CASES, *OPERATOR_CASES)
+    named = (*CASES, *TAMPER_CASES, *OPERATOR_CASES, *TIME_CASES)
     return replace(scenario, cases=tuple(c for c in named if c.schedule.scenario == scenario.name))
 
 

@@ -29,7 +29,9 @@ the queue check an engine that keeps a queue;
 engine's checkpoints; `budget_preserved`,
 `authority`, `verified_completion`, `attempts_accounted`, `intent_applied`, `expected_outcome`,
 `handoff_terms` and `message_integrity` judge their journal halves anywhere and answer unknown
-for the half they cannot see.
+for the half they cannot see; `secrets_kept` judges the harness's scan of what the run left
+(unknown unscanned); `deadline_kept` judges its journal half anywhere and its checkpoints' time
+budgets where seen.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.checkers.compensation import check_compensation
 from killpoint.harness.checkers.completion import check_verified_completion
+from killpoint.harness.checkers.deadline import check_deadline
 from killpoint.harness.checkers.deploy import check_deploy
 from killpoint.harness.checkers.durable import check_durable_outcome
 from killpoint.harness.checkers.failure import check_engine_failure
@@ -54,6 +57,7 @@ from killpoint.harness.checkers.message_integrity import check_message_integrity
 from killpoint.harness.checkers.outcome import check_outcome
 from killpoint.harness.checkers.progress import check_progress
 from killpoint.harness.checkers.queue import check_operator_queue
+from killpoint.harness.checkers.secrets import check_secrets
 from killpoint.harness.checkers.sequence import check_sequence
 from killpoint.harness.checkers.single_effect import check_single_effect
 from killpoint.harness.contract.workflow import Workflow
@@ -83,6 +87,8 @@ CHECKERS: dict[str, Checker] = {
     "isolation": check_isolation,
     "durable_outcome": check_durable_outcome,
     "operator_queue": check_operator_queue,
+    "secrets_kept": check_secrets,
+    "deadline_kept": check_deadline,
 }
 
 

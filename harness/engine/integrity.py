@@ -14,9 +14,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from killpoint.harness.contract.secrets import CHECKPOINT_KEY_ENV
 from killpoint.harness.engine.errors import IntegrityError, SecretMissingError, WeakKeyError
 
-DEFAULT_KEY_ENV = "KILLPOINT_CHECKPOINT_KEY"
+DEFAULT_KEY_ENV = CHECKPOINT_KEY_ENV  # the contract names it: the harness hands the key there
 MIN_KEY_BYTES = 32  # an HMAC-SHA256 key shorter than its output is the weak link of the seal
 
 

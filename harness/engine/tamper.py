@@ -29,11 +29,24 @@ from killpoint.harness.engine.tamper_files import ARTIFACT_KINDS, tamper_artifac
 from killpoint.harness.engine.tamper_sealed import OTHER_TENANT, SEALED_KINDS, tamper_sealed
 
 FORGED_STEP = "forged"
-LEGACY_KINDS = ("legacy_v2", "legacy_unsafe", "legacy_no_limits", "legacy_no_approval_expiry")
+LEGACY_KINDS = (
+    "legacy_v2",
+    "legacy_unsafe",
+    "legacy_no_limits",
+    "legacy_no_approval_expiry",
+    "legacy_v1",
+)
 CHECKPOINT_KINDS = ("flip_byte", "wrong_tenant", "unsupported_schema", "output_altered")
 LEDGER_KINDS = ("ledger_rolled_back",)
 KINDS = CHECKPOINT_KINDS + LEGACY_KINDS + SEALED_KINDS + ARTIFACT_KINDS + LEDGER_KINDS
 SETTLED = ("committed", "verified", "compensated")
+# v1's names for the budget's fields: (its limit and spend, the budget left)
+V1_FIELDS = (
+    ("attempts", "attempts_left"),
+    ("steps", "steps_left"),
+    ("cost", "cost_left"),
+    ("time_ms", "time_left_ms"),
+)
 
 
 class Declined(Exception):
@@ -101,7 +114,8 @@ def tamper_latest(store: Store, workflow_id: str, kind: str, secret: SecretRef) 
         if kind == "output_altered":
             _alter_output(conn, workflow_id, row.sequence, row.body)
             return int(row.sequence)
-        values = _altered(kind, row.body, row.tenant, secret, _inline(conn, workflow_id))
+        inline, limits = _inline(conn, workflow_id), _limits(conn, workflow_id)
+        values = _altered(kind, row.body, row.tenant, secret, inline, limits)
         if values:
             conn.execute(
                 update(t.checkpoints)
@@ -168,8 +182,26 @@ def _inline(conn: Connection, workflow_id: str) -> dict[str, Any]:
     return {r.step: json.loads(r.value) for r in rows}
 
 
+def _limits(conn: Connection, workflow_id: str) -> dict[str, Any] | None:
+    """The run's limits, as its first checkpoint's budget shows them (nothing spent yet)."""
+    c = t.checkpoints.c
+    body = conn.execute(
+        select(c.body).where(c.workflow_id == workflow_id).order_by(c.sequence).limit(1)
+    ).scalar()
+    try:
+        budget = json.loads(body)["budget"] if body is not None else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return budget if isinstance(budget, dict) else None
+
+
 def _altered(
-    kind: str, body: bytes, tenant: str, secret: SecretRef, inline: dict[str, Any]
+    kind: str,
+    body: bytes,
+    tenant: str,
+    secret: SecretRef,
+    inline: dict[str, Any],
+    limits: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     if kind == "flip_byte":
         flipped = bytearray(body)
@@ -195,6 +227,8 @@ def _altered(
     elif kind == "legacy_no_limits":
         doc = as_v1(doc, tenant=tenant)
         del doc["limits"]
+    elif kind == "legacy_v1":
+        doc = as_v1(doc, tenant=tenant, approval=True, limits=limits)
     elif kind == "legacy_no_approval_expiry":
         if not doc["approvals"]:
             raise Declined(kind)
@@ -228,10 +262,19 @@ def as_v2(doc: dict[str, Any]) -> dict[str, Any]:
     return old
 
 
-def as_v1(doc: dict[str, Any], tenant: str | None, approval: bool = False) -> dict[str, Any]:
+def as_v1(
+    doc: dict[str, Any],
+    tenant: str | None,
+    approval: bool = False,
+    limits: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The same checkpoint as the v1 engine wrote it; `tenant=None` is a pre-tenancy row. v1
-    held one approval, as flat fields: kept (the latest) only when `approval` is asked for."""
+    held one approval, as flat fields: kept (the latest) only when `approval` is asked for.
+    v1 kept the run's limits and what it had spent apart: with `limits` (the first
+    checkpoint's budget) it is written so, partly spent; without, as limits equal to what is
+    left and nothing spent."""
     budget = doc["budget"]
+    first = limits or budget
     grant = doc["approvals"][-1] if approval and doc["approvals"] else None
     flat = (
         {
@@ -268,13 +311,8 @@ def as_v1(doc: dict[str, Any], tenant: str | None, approval: bool = False) -> di
             }
             for e in doc["effects"]
         ],
-        "limits": {
-            "attempts": budget["attempts_left"],
-            "steps": budget["steps_left"],
-            "cost": budget["cost_left"],
-            "time_ms": budget["time_left_ms"],
-        },
-        "spent": {},
+        "limits": {name: first[field] for name, field in V1_FIELDS},
+        "spent": {name: first[field] - budget[field] for name, field in V1_FIELDS if limits},
         "next_actions": doc["next_actions"],
         "outputs": doc["outputs"],
         "created_at": doc["created_at"],

@@ -38,8 +38,10 @@ from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
+    canary,
     controls,
     deadletter,
+    deadline,
     deploy,
     explore,
     failure,
@@ -386,6 +388,33 @@ MUTANTS.update(
             "000: retry with the same key — an operator's retry sends the effect in doubt "
             "again under a freshly minted idempotency key",
             workers=controls.FreshKeyRetryWorkers,
+        ),
+    )
+)
+
+# what the world hands an engine and what time does to a run (issue 24): a secret the engine
+# stores (`canary.py`), a time budget that a restart resets and old limits mapped onto what is
+# left (`deadline.py`)
+MUTANTS.update(
+    (s.name, s)
+    for s in (
+        _mutant(
+            "signing_key_in_checkpoint",
+            "000: a secret serialized into the checkpoint because it was in memory — the "
+            "resolved signing key carried in each checkpoint, for a resume elsewhere",
+            engine=canary.KeyCarriedInCheckpoint,
+        ),
+        _mutant(
+            "time_budget_restarted_on_resume",
+            "000: restarting resets safety limits — the time left counted from each resume, so "
+            "the time a run spends down is never charged",
+            engine=deadline.TimeLeftCountedFromResume,
+        ),
+        _mutant(
+            "legacy_limits_taken_as_left",
+            "000: an old checkpoint migrated by field name — v1's limits taken as the budget "
+            "left, what it had spent dropped",
+            engine=deadline.LegacyLimitsTakenAsLeft,
         ),
     )
 )

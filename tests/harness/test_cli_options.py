@@ -58,6 +58,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "shard": lambda c, n: c.shard,
     "worker_timeout": lambda c, n: c.worker_timeout,
     "neighbours": lambda c, n: c.neighbours,
+    "canaries": lambda c, n: c.canaries,
     "jobs": lambda c, n: n,
     "lies": lambda c, n: c.lies,
 }

@@ -19,6 +19,7 @@ from killpoint.harness.engine.integrity import canonical_json, input_hash, seal
 from killpoint.harness.engine.migrations import UNRECORDED, upgrade, v2_to_v3
 from killpoint.harness.engine.model import SCHEMA_VERSION, Budget, Checkpoint, WorkflowRecord
 from killpoint.harness.engine.store import NewCheckpoint, Store
+from killpoint.harness.engine.tamper import as_v1
 from killpoint.harness.engines.reference import StoreReader
 from tests.conftest import TEST_KEY
 from tests.harness.flows import VERSIONS
@@ -267,3 +268,21 @@ def test_unsupported_schema_versions_are_rejected(
 ) -> None:
     with pytest.raises(IntegrityError, match=message):
         upgrade(v2_doc(clock, schema_version=version))
+
+
+def test_the_partly_spent_v1_fixture_migrates_back_to_the_budget_it_was_made_from(
+    clock: FakeClock,
+) -> None:
+    """The `legacy_v1` tampering writes a current checkpoint as v1 did, limits and spend apart
+    (limits from the run's first checkpoint): migrating it gives back the budget left and the
+    approval's own expiry, where reading its limits as the budget left would not."""
+    current = upgrade(v1_doc(clock))
+    limits = {"attempts_left": 10, "steps_left": 50, "cost_left": 100, "time_left_ms": 3_600_000}
+    old = as_v1(current, tenant="default", approval=True, limits=limits)
+    assert old["limits"] == {"attempts": 10, "steps": 50, "cost": 100, "time_ms": 3_600_000}
+    assert old["spent"] == {"attempts": 2, "steps": 5, "cost": 7, "time_ms": 1000}
+    migrated = upgrade(old)
+    assert migrated["budget"] == current["budget"]
+    assert migrated["approvals"][0]["expires_at"] == clock.now() + 600
+    flat = as_v1(current, tenant="default")  # the older fixtures: limits equal to what is left
+    assert flat["spent"] == {} and upgrade(flat)["budget"] == current["budget"]

@@ -127,6 +127,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "worker_timeout": changed.worker_timeout,
         "lies": changed.lies,
         "neighbours": changed.neighbours,
+        "canaries": changed.canaries,
     }
     from_arguments = {
         "scenarios": [],
@@ -165,6 +166,7 @@ def test_a_hunt_takes_the_shared_phases() -> None:
         "lies": True,
         "neighbours": True,
         "operators": True,
+        "canaries": True,
     }
 
 

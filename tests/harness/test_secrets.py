@@ -1,12 +1,15 @@
 """The checkpoint key, held behind its reference (`$KILLPOINT_CHECKPOINT_KEY`), never reaches a
 stored row, an artifact, a report, JUnit, the result JSON or the console: every byte a
-campaign leaves is scanned for the key, its hex and its base64. On PostgreSQL, where the bytes
-live in the server, every row of every table of the campaign's schema is read, each column as
-text and as its bytes, before each run's reset empties the tables and at the end."""
+campaign leaves is scanned for the key in every form the oracle's own scan knows (raw, hex,
+base64 at each alignment: `killpoint.harness.canaries`). On PostgreSQL, where the bytes live in
+the server, every row of every table of the campaign's schema is read as the oracle reads it
+(`canary_scan.table_rows`), before each run's reset empties the tables and at the end; and the
+campaign's own verdicts (`secrets_kept`, which scans each run) are never false."""
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import secrets
 import subprocess
@@ -19,6 +22,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.canaries import Needles
+from killpoint.harness.canary_scan import table_rows
 from killpoint.harness.databases import drop_schemas, schema_of, world_database
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.protocol import StoreHandle
@@ -29,21 +34,18 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 KILLPOINT = str(Path(sys.executable).with_name("killpoint"))
 
 
-def _encodings(value: str) -> list[bytes]:
-    raw = value.encode()
-    return [raw, raw.hex().encode(), base64.b64encode(raw), base64.urlsafe_b64encode(raw)]
+NEEDLES = Needles([("checkpoint_key", SECRET)])
 
 
 def _leaks(root: Path, *texts: str) -> list[str]:
-    """Where any encoding of the secret appears: a file under `root` (SQLite files, WAL and
+    """Where any form of the secret appears: a file under `root` (SQLite files, WAL and
     free pages included, byte for byte) or one of `texts`."""
-    needles = _encodings(SECRET)
     found = [
         str(path.relative_to(root))
         for path in root.rglob("*")
-        if path.is_file() and any(n in path.read_bytes() for n in needles)
+        if path.is_file() and NEEDLES.find(path.read_bytes(), str(path))
     ]
-    found += [f"output {i}" for i, t in enumerate(texts) if any(n in t.encode() for n in needles)]
+    found += [f"output {i}" for i, t in enumerate(texts) if NEEDLES.find(t.encode(), "output")]
     return found
 
 
@@ -79,33 +81,19 @@ def test_a_campaign_leaves_its_checkpoint_key_nowhere(tmp_path: Path) -> None:
     stored = list(out.rglob("*.sqlite")) + list(out.rglob("artifacts/*"))
     assert stored and (out / "r.html").exists() and (out / "j.xml").exists()  # it all ran
     assert _leaks(out, done.stdout, done.stderr) == []
+    runs = json.loads((out / "result.json").read_text())["runs"]
+    kept = [v["valid"] for r in runs for v in r["verdicts"] if v["checker"] == "secrets_kept"]
+    assert len(kept) == len(runs) and all(valid is True for valid in kept)
 
 
 def _row_leaks(url: str) -> list[str]:
-    """Where any encoding of the secret appears in the rows of the URL's schema: each table's
-    rows as PostgreSQL prints them (text, bytea as hex) and each value as its own bytes."""
-    needles = _encodings(SECRET)
+    """The tables of the URL's schema whose rows hold any form of the secret."""
     engine = create_engine(url, poolclass=NullPool)
-    found: list[str] = []
     try:
-        with engine.connect() as conn:
-            tables = conn.execute(
-                text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
-            ).scalars()
-            for table in tables:
-                rows = conn.execute(text(f'SELECT t::text, t.* FROM "{table}" t')).all()
-                values = [_as_bytes(value) for row in rows for value in row]
-                if any(n in value for n in needles for value in values):
-                    found.append(table)
+        tables = table_rows(engine)
     finally:
         engine.dispose()
-    return found
-
-
-def _as_bytes(value: object) -> bytes:
-    if isinstance(value, bytes | memoryview):
-        return bytes(value)
-    return str(value).encode()
+    return [table for table, values in tables if NEEDLES.find(b"\0".join(values), table)]
 
 
 @pytest.mark.postgres
@@ -117,11 +105,14 @@ def test_the_row_scan_finds_a_planted_leak(postgres_url: str, tmp_path: Path) ->
             conn.execute(text("CREATE TABLE quiet (note text, body bytea)"))
             conn.execute(text("CREATE TABLE noted (note text)"))
             conn.execute(text("CREATE TABLE held (body bytea)"))
+            conn.execute(text("CREATE TABLE wrapped (note text, body bytea)"))
             conn.execute(text("INSERT INTO quiet VALUES ('nothing', '\\x00')"))
             b64 = base64.b64encode(SECRET.encode()).decode()
             conn.execute(text("INSERT INTO noted VALUES (:v)"), {"v": f"key={b64};"})
             conn.execute(text("INSERT INTO held VALUES (:v)"), {"v": b"\x00" + SECRET.encode()})
-        assert sorted(_row_leaks(url)) == ["held", "noted"]
+            wrapped = b"\x01" + base64.b64encode(SECRET.encode())  # base64 text in bytes
+            conn.execute(text("INSERT INTO wrapped VALUES ('', :v)"), {"v": wrapped})
+        assert sorted(_row_leaks(url)) == ["held", "noted", "wrapped"]
     finally:
         engine.dispose()
         drop_schemas(postgres_url, [schema_of(url)])
@@ -160,6 +151,8 @@ def test_a_campaign_on_postgres_stores_its_checkpoint_key_in_no_row(
             campaign.close()
             drop_schemas(postgres_url, [schema_of(url)])
     assert all(r.valid is not False for r in result.runs)
+    kept = [v for r in result.runs for v in r.verdicts if v.checker == "secrets_kept"]
+    assert len(kept) == len(result.runs) and all(v.valid is True for v in kept)
     assert {"single", "network", "named"} <= {r.kind for r in result.runs}  # it all ran
     assert "quarantined" in {r.final_status for r in result.runs}
     assert scanned == []

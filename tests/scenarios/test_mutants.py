@@ -90,6 +90,12 @@ PINS: dict[str, tuple[str, str, int]] = {
     # the operators' retry of the dead-letter case's charge in doubt, right after the named
     # cases: sent under a fresh key, the service charges twice
     "fresh_key_retry_control": ("order_saga", "single_effect", 17),
+    # what the world hands an engine (issue 24): its recording's canary scan finds the key
+    "signing_key_in_checkpoint": ("order_saga", "secrets_kept", 1),
+    # time (issue 24): the first resume after a downtime shows more time left than the clock
+    # left; the partly spent v1 checkpoint (its named case) shows the steps grow back
+    "time_budget_restarted_on_resume": ("order_saga", "deadline_kept", 2),
+    "legacy_limits_taken_as_left": ("approval_refund", "budget_preserved", 5),
 }
 
 
@@ -224,6 +230,8 @@ CHECKER_MUTANT = {
     "isolation": "approval_found_by_scope",
     "durable_outcome": "dead_letter_only_reported",
     "operator_queue": "dead_letter_only_reported",
+    "secrets_kept": "signing_key_in_checkpoint",
+    "deadline_kept": "time_budget_restarted_on_resume",
 }
 # made false on a pinned schedule, after an earlier checker ended the mutant's hunt (progress
 # here; the other two in tests/scenarios/test_mutants_durable.py)
