@@ -22,17 +22,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from killpoint.harness.db_loss import reconnecting
 from killpoint.harness.history import WorkerRecord
 from killpoint.harness.protocol import (
     AuditedControl,
     CheckpointRecord,
     HistoryReader,
+    NoHistory,
     QueuedRun,
     QueueReader,
     Recorded,
 )
+
+if TYPE_CHECKING:
+    from killpoint.harness.runner import Run
 
 
 @dataclass(frozen=True)
@@ -109,3 +114,22 @@ def ending(
         "queued": queued,
         "audit": audited(reader) if readable else None,
     }
+
+
+def read_records(run: Run) -> tuple[HistoryReader, bool]:
+    """The engine's records of a run's workflow, all at once, and whether it has a reader;
+    none when its reader fails (kept as the engine's failure)."""
+    reader, store = run.engine.history_reader, run.world.store
+    run.world.check_store()
+    try:
+        read = reconnecting(store.url, lambda: Recorded(reader(store), run.workflow_id))
+    except Exception as exc:
+        run.failed("history reader", exc)
+        return NoHistory(), False
+    return read, run.engine.reader is not None
+
+
+def run_ending(run: Run, reader: HistoryReader, readable: bool) -> dict[str, Any]:
+    """`ending` of a run, its workers' last word the end only without a reader."""
+    said = End(run.last_status or "", run.last_state, run.last_reason)
+    return ending(reader, readable, run.workflow_id, run.workers, said)

@@ -192,6 +192,7 @@ class History(_Model):
     def durable_status(self) -> str | None:
         """The status the engine's durable records show; None without a history reader."""
         return self.final_status if self.readable else None
+
     # where the world's secrets were found after the run (`harness.canary_scan`); None: the
     # run was not scanned (`--no-canaries`)
     canaries: CanaryScan | None = None

@@ -28,6 +28,7 @@ import httpx
 
 from killpoint.fake_services import FaultPlan, Journal
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord
+from killpoint.harness.durable import read_records, run_ending
 from killpoint.harness.ground_truth import (
     content_addressed,
     expected_records,
@@ -186,10 +187,10 @@ def _record(
     requests: Sequence[RequestRecord],
     applied: Sequence[AppliedEffect],
 ) -> NeighbourRecord:
-    reader, readable = run.read()
+    reader, readable = read_records(run)
     checkpoints = reader.checkpoints(run.workflow_id)
     journal = run.world.services.journal
-    status = run.last_status or (checkpoints[-1].status if checkpoints else "absent")
+    end = run_ending(run, reader, readable)  # from its durable records, as the run's own
     return NeighbourRecord(
         kind=spec.kind,
         tenant=run.world.tenant,
@@ -198,7 +199,7 @@ def _record(
         before_worker=spec.before_worker,
         expected=expected_records(run.scenario.expected_effects(run.input), journal, run.origin),
         expected_status=run.scenario.expected_status.value,
-        final_status=status,
+        final_status=end["final_status"],
         failures=run.failures,
         grants=run.grants,
         readable=readable,

@@ -20,7 +20,6 @@ from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import RunStatus, Versions, is_terminal
 from killpoint.harness.db_loss import await_database, database_fault, reconnecting
 from killpoint.harness.deploy_routing import notice_for, versions_for
-from killpoint.harness.durable import End, ending
 from killpoint.harness.history import (
     FailureRecord,
     GrantRecord,
@@ -31,17 +30,11 @@ from killpoint.harness.history import (
 )
 from killpoint.harness.interleave import run_pair
 from killpoint.harness.killswitch import Death, Hit, Killed, KillSwitch
-from killpoint.harness.neighbours import drive_due, neighbour_records, origin_of, own_records
+from killpoint.harness.neighbours import drive_due, origin_of
 from killpoint.harness.operator import operate
-from killpoint.harness.protocol import (
-    EngineSpec,
-    EngineUnderTest,
-    HistoryReader,
-    NoHistory,
-    Recorded,
-    WorkerEnv,
-)
-from killpoint.harness.redelivery import deliver, lie_records
+from killpoint.harness.protocol import EngineSpec, EngineUnderTest, WorkerEnv
+from killpoint.harness.redelivery import deliver
+from killpoint.harness.run_history import history_of
 from killpoint.harness.scenario import GatePolicy, Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.timeout import Hung, within
@@ -347,51 +340,8 @@ class Run:
             self.between(worker - 1)
         return self.history()
 
-    def read(self) -> tuple[HistoryReader, bool]:
-        """The engine's records, all at once; none when its reader fails (the engine's failure)."""
-        reader, store = self.engine.history_reader, self.world.store
-        self.world.check_store()
-        try:
-            read = reconnecting(store.url, lambda: Recorded(reader(store), self.workflow_id))
-        except Exception as exc:
-            self.failed("history reader", exc)
-            return NoHistory(), False
-        return read, self.engine.reader is not None
-
     def history(self) -> History:
-        reader, readable = self.read()
-        journal = self.world.services.journal
-        checkpoints = reader.checkpoints(self.workflow_id)
-        said = End(self.last_status or "", self.last_state, self.last_reason)
-        own = own_records(self, journal)
-        history = History(
-            scenario=self.scenario.name,
-            workflow_id=self.workflow_id,
-            schedule=self.schedule,
-            limits=self.scenario.limits,
-            expected=own.expected,
-            hits=self.hits,
-            workers=sorted(self.workers, key=lambda w: w.worker),
-            tampered=self.tampered,
-            failures=self.failures,
-            grants=self.grants,
-            controls=self.controls,
-            checkpoints=checkpoints,
-            readable=readable,
-            compacted_below=reader.compacted_below(self.workflow_id),
-            effects=reader.effects(self.workflow_id),
-            ledger=readable and getattr(reader, "ledger", True),
-            lacks=sorted(self.engine.lacks),
-            approvals=reader.approvals(self.workflow_id),
-            requests=own.requests,
-            applied=own.applied,
-            expected_status=self.scenario.expected_status.value,
-            lies=lie_records(self),
-            origin=self.origin,
-            neighbours=neighbour_records(self),
-            **ending(reader, readable, self.workflow_id, self.workers, said),
-        )
-        return self.world.canaries.scanned(self.world.store, self.world.workdir, history)
+        return history_of(self)
 
 
 def run_schedule(
