@@ -22,7 +22,7 @@ from killpoint.harness.history import History
 from killpoint.harness.measures import measure
 from killpoint.harness.objectives import measure_objectives
 from killpoint.harness.operator import QUEUED
-from killpoint.harness.operators import Stop, remember
+from killpoint.harness.operators import OperatorSearch, Stop, remember
 from killpoint.harness.operators import searches as operator_searches
 from killpoint.harness.options import EXPLORE
 from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits
@@ -107,7 +107,6 @@ class Campaign:
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)
-        self.operated = 0  # runs the operators made (`harness.operators`)
 
     def close(self) -> None:
         self.world.close()
@@ -199,7 +198,8 @@ class Campaign:
             plan.observe(clean(scenario), history)
             recorded[scenario.name] = recording
         searches = exploration(self, plan, config.scenarios)
-        announce = self._announcer(plan, searches, wall)
+        operated = operator_searches(self, config.scenarios)  # they find their stops later
+        announce = self._announcer(plan, searches, operated, wall)
         announce()
         for scenario in config.scenarios:
             done: list[tuple[PlannedRun, RunResult]] = []
@@ -220,10 +220,9 @@ class Campaign:
         for search in searches:
             search.run()  # it keeps each of its results as it goes
             announce()
-        for operated in operator_searches(self, config.scenarios):
-            for result in operated.run():
+        for operator in operated:
+            for result in operator.run():
                 self.keep(result)
-                self.operated += 1
             announce()
         self.coverage = [_with_generated(c, self.runs) for c in self.coverage]
         shard = config.shard
@@ -241,11 +240,16 @@ class Campaign:
         )
 
     def _announcer(
-        self, plan: Plan, searches: Sequence[Exploration], started: float
+        self,
+        plan: Plan,
+        searches: Sequence[Exploration],
+        operated: Sequence[OperatorSearch],
+        started: float,
     ) -> Callable[[], None]:
         """Tells `on_plan` the runs the campaign expects to make, as it knows them now: the
-        plan's (`Plan.expected_runs`) and each search's — what it kept once it has run, else
-        its budget of runs, or for a budget of seconds as many runs as the pace so far fits."""
+        plan's (`Plan.expected_runs`), each search's — what it kept once it has run, else
+        its budget of runs, or for a budget of seconds as many runs as the pace so far fits —
+        and the operators' (`OperatorSearch.expected_runs`)."""
         on_plan, extra = self.config.on_plan, len(self.config.extra)
         if on_plan is None:
             return lambda: None
@@ -260,7 +264,9 @@ class Campaign:
             return round((search.budget.seconds or 0.0) / max(pace, 1e-3))
 
         return lambda: on_plan(
-            plan.expected_runs(extra) + sum(map(expected, searches)) + self.operated
+            plan.expected_runs(extra)
+            + sum(map(expected, searches))
+            + sum(o.expected_runs() for o in operated)
         )
 
 

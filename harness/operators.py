@@ -123,12 +123,27 @@ class OperatorSearch:
     probing: bool = False  # whether the engine's workers offer controls is learnt by trying
     runs: int = 0
     stops: list[Stop] = field(default_factory=list)
+    done: bool = False  # it has run: `runs` is what it made
+
+    def chosen(self) -> tuple[str, ...]:
+        """The controls it applies on each stop."""
+        controls = meaningful(self.controls, self.scenario.workflow)
+        return controls if self.only is None else tuple(c for c in controls if c in self.only)
+
+    def expected_runs(self) -> int:
+        """What it made once it has run; before, a guess for a progress bar's total: each
+        control once on each stop it may find (the crashes after a control that acted are
+        not known before it acts)."""
+        return self.runs if self.done else STOPS * len(self.chosen())
 
     def run(self) -> Iterator[RunResult]:
         """Each run it makes, in order; it ends after the first violation."""
-        controls = meaningful(self.controls, self.scenario.workflow)
-        if self.only is not None:
-            controls = tuple(c for c in controls if c in self.only)
+        try:
+            yield from self._search(self.chosen())
+        finally:
+            self.done = True
+
+    def _search(self, controls: tuple[str, ...]) -> Iterator[RunResult]:
         for stop in self.find_stops():
             for control in controls:
                 result, history = self._judge(stop, control, ())
