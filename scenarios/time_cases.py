@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from killpoint.harness.history import History
-from killpoint.harness.scenario import NamedCase
+from killpoint.harness.scenario import NamedCase, NotApplicable
 from killpoint.harness.schedule import Tamper
 from killpoint.scenarios.approval_refund import APPROVAL_TTL_S
 from killpoint.scenarios.case_parts import all_of, crash, once, schedule, status_in, unpublished
@@ -35,6 +35,12 @@ def approvals(n: int) -> Callable[[History], str | None]:
     """Exactly `n` approvals given: one more means a valid approval was taken for expired."""
     return lambda h: None if len(h.grants) == n else (
         f"{len(h.grants)} approval(s) given, expected {n}")  # fmt: skip
+
+
+def keeps_a_budget(h: History) -> str | None:
+    """The stop the case expects is a budget's: an engine that keeps none cannot stop for it
+    (`deadline_kept` still judges what it sent past the deadline, from the journal)."""
+    return NotApplicable("the engine keeps no budget to stop for") if "budget" in h.lacks else None
 
 
 def _legacy_cases() -> list[NamedCase]:
@@ -69,7 +75,7 @@ TIME_CASES: tuple[NamedCase, ...] = (
         ),
         "The time budget is durable: the run resumed past its deadline stops for its budget "
         "and ships nothing late.",
-        all_of(status_in("budget_exhausted"), unpublished),
+        all_of(keeps_a_budget, status_in("budget_exhausted"), unpublished),
     ),
     *_legacy_cases(),
 )

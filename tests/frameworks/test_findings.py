@@ -15,6 +15,9 @@ from typer.testing import CliRunner
 
 from killpoint.harness.cli import app
 from killpoint.harness.engines.registry import FRAMEWORKS
+from killpoint.harness.schedule import save_schedule
+from killpoint.scenarios import CATALOGUE
+from tests.frameworks.conftest import NO_TIME_BUDGET
 
 SCHEDULES = Path(__file__).parents[2] / "docs" / "frameworks" / "schedules"
 PACKAGES = {"langgraph": "langgraph", "agent-framework": "agent_framework", "dbos": "dbos",
@@ -63,3 +66,21 @@ def test_the_same_schedule_passes_the_keyed_variant(path: Path, tmp_path: Path) 
     code, out = _replay(path, tmp_path, "--engine", keyed)
     assert code == 0, out
     assert not re.search(r"VIOLATION", out)
+
+
+@pytest.mark.usefixtures("dbos_logs_to_real_stderr")
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_every_keyed_variant_ships_past_a_time_budget_it_does_not_keep(
+    framework: str, tmp_path: Path
+) -> None:
+    """Down two days mid-run, every keyed variant ships a day past the run's time budget: no
+    framework carries the budget across a restart (the adapters say they lack "budget"), and
+    the journal shows the late send whatever the engine keeps (`deadline_kept`)."""
+    case = CATALOGUE["order_saga"].case(NO_TIME_BUDGET)
+    assert case is not None
+    path = tmp_path / "time.json"
+    save_schedule(case.schedule.model_copy(update={"engine": f"{framework}:keyed"}), path)
+    code, out = _replay(path, tmp_path / "replay")
+    assert code == 1
+    assert re.search(r"deadline_kept +VIOLATION .*after the run's deadline", out), out
+    assert not re.search(r"(single_effect|expected_recovery) +VIOLATION", out), out
