@@ -242,13 +242,15 @@ def candidates(
     scenario: Scenario, campaign: Campaign, explored: bool = True
 ) -> Iterator[tuple[FaultSchedule, Stop | None]]:
     """Where a scenario's stops may be, in an order every shard shares: its recording, its named
-    cases, then (`explored`) the exploration's runs; each with its stop when this process saw
-    it. A run this process made that did not stop for a person is passed over."""
+    cases (when the campaign makes them), then (`explored`) the exploration's runs; each with
+    its stop when this process saw it. A run this process made that did not stop for a person
+    is passed over."""
     from killpoint.harness.plan import clean
 
     name = scenario.name
     made = {r.run_id: r for r in campaign.runs if r.scenario == name}
-    ordered = [clean(scenario).schedule, *(case.schedule for case in scenario.cases)]
+    cases = scenario.cases if campaign.config.named else ()  # only the phases asked for
+    ordered = [clean(scenario).schedule, *(case.schedule for case in cases)]
     if explored:
         ordered += [
             r.schedule for r in made.values() if r.kind == "generated" and not r.schedule.controls

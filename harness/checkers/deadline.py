@@ -2,9 +2,10 @@
 
 Seed 000, "Budgets and stop conditions": carry the time limit into the resumed run, because a
 restart that resets it "enables an unbounded loop"; time is a budget like attempts and cost.
-The run's deadline is its first start on the world clock (when its start message was first
-handed to a worker) plus the scenario's `limits.time_s`, however long the run was down in
-between. Two halves with their own evidence:
+The run's deadline is its start on the world clock plus the scenario's `limits.time_s`,
+however long the run was down in between: its start is the engine's first trusted checkpoint
+where its records show one (a worker that died before the engine durably took the start message
+started nothing), else the first worker's start (when the message was first handed over). Two halves with their own evidence:
 
 - the journal half judges any engine: no mutating request reaches a service after the deadline
   (a run that acts a day late has acted, whatever it says of its budget);
@@ -39,7 +40,7 @@ TOLERANCE_S = 1.0
 def check_deadline(history: History, workflow: Workflow) -> Verdict:
     if not history.workers:
         return unknown(NAME, "no worker ran: the run never started")
-    start = min(w.started_at for w in history.workers)
+    start, since = _start(history)
     limit = history.limits.time_s
     deadline = start + limit
     late = [r for r in mutations(history) if r.time > deadline + TOLERANCE_S]
@@ -48,7 +49,7 @@ def check_deadline(history: History, workflow: Workflow) -> Verdict:
         return violated(
             NAME,
             f"{first.service}.{first.operation} was sent {first.time - deadline:g}s after the "
-            f"run's deadline (t={deadline:.1f}: its start t={start:.1f} + {limit:g}s)",
+            f"run's deadline (t={deadline:.1f}: {since} t={start:.1f} + {limit:g}s)",
             [f"deadline: t={deadline:.1f}", *(cite_request(r) for r in late[:3])],
             request_refs(late[:3]),
         )
@@ -62,7 +63,7 @@ def check_deadline(history: History, workflow: Workflow) -> Verdict:
                 f"checkpoint #{cp.sequence} says {left / 1000:g}s of time left; the clock left "
                 f"{clock_left_ms / 1000:g}s: time the run spent was not counted",
                 [
-                    f"deadline: t={deadline:.1f} (start t={start:.1f} + {limit:g}s)",
+                    f"deadline: t={deadline:.1f} ({since} t={start:.1f} + {limit:g}s)",
                     f"checkpoint #{cp.sequence} ({cp.state}) at t={cp.created_at:.1f}: "
                     f"time_left_ms={left:g}",
                 ],
@@ -72,6 +73,16 @@ def check_deadline(history: History, workflow: Workflow) -> Verdict:
     if missing is not None:
         return unknown(NAME, missing)
     return ok(NAME, f"nothing sent after t={deadline:.1f}; no checkpoint counts more time left")
+
+
+def _start(history: History) -> tuple[float, str]:
+    """When the run's time budget began, and what says so: the engine's first trusted
+    checkpoint where its records show one (a worker that died before the engine took the start
+    message durably started nothing: the next delivery did), else the first worker's start."""
+    trusted = [c for c in history.checkpoints if c.trusted] if history.readable else []
+    if trusted:
+        return min(trusted, key=lambda c: c.sequence).created_at, "its first checkpoint"
+    return min(w.started_at for w in history.workers), "its start"
 
 
 def _missing_time(history: History) -> str | None:

@@ -39,6 +39,7 @@ INSERT_AUDIT = insert(t.controls).values({name: bindparam(name) for name in FIEL
 AUDIT = (
     select(*(c[name] for name in FIELDS)).where(c.workflow_id == bindparam("workflow_id"))
 ).order_by(c.id)
+STATEMENTS = (INSERT_AUDIT, AUDIT)  # what a warmed store compiles ahead (the real tier's prepare)
 
 
 class AuditRecord(BaseModel):

@@ -24,6 +24,7 @@ from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
 from killpoint.harness.engine.audit import audit_trail
 from killpoint.harness.engine.controls import Controls
+from killpoint.harness.engine.audit import STATEMENTS as AUDIT_STATEMENTS
 from killpoint.harness.engine.deadletter import STATEMENTS as DELIVERY_STATEMENTS
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
@@ -262,7 +263,7 @@ def prepare(handle: StoreHandle) -> None:
     so each child inherits them compiled."""
     store = open_store(handle)
     store.warm()
-    for statement in DELIVERY_STATEMENTS:
+    for statement in (*DELIVERY_STATEMENTS, *AUDIT_STATEMENTS):
         store.db.prepare(statement)
 
 

@@ -17,280 +17,249 @@ artifact damaged without changing its size, or swapped for another of the run's)
 expose (lagging reads, other customers' objects); those in `files.py` get file and delete
 effects wrong (a write in pieces at its final name, a delete by name alone); the one in
 `deploy.py` resumes runs of another version on its own code.
+`build.py` makes each spec. Those of a world wider than one run's are registered in `wider.py`:
 `controls.py` gives the operator a force-complete, and a retry under a fresh key;
 `deadletter.py` reports a run dead-lettered without recording it; those in `lies.py` take a
 redelivered start message that lies at its word (its input over the validated one, or a
 protected call built from it under an approval given for something else). Those in `world.py`
 drop a scope only a shared world tests (a key without its workflow, an approval taken for
 another run's): only a neighbour in the schedule (a second tenant, another workflow) makes them
-do harm.
+do harm. `canary.py` carries the signing key in its checkpoints; `deadline.py` gets the time
+budget wrong (restarted on each resume, or an old checkpoint's limits taken as what is left).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.fence import Fence
-from killpoint.harness.engine.ledger import EffectExecutor
-from killpoint.harness.engine.steps import Steps
-from killpoint.harness.engine.store import CheckpointLog
-from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.scenarios.mutants import (
-    canary,
     controls,
-    deadletter,
-    deadline,
     deploy,
-    explore,
     failure,
     files,
     ledger,
-    lies,
     oracle,
     resume,
     services,
     steps,
     store,
     tamper,
-    world,
 )
+from killpoint.scenarios.mutants.build import mutant
+from killpoint.scenarios.mutants.wider import WIDER
 
 __all__ = ["MUTANTS"]
-
-
-def _mutant(
-    name: str,
-    doc: str,
-    *,
-    engine: type[Engine] = Engine,
-    kinds: type[Steps] = Steps,
-    executor: type[EffectExecutor] | None = None,
-    fence: Fence | None = None,
-    log: CheckpointLog | None = None,
-    workers: type[ReferenceEngine] = ReferenceEngine,
-) -> EngineSpec:
-    """The reference engine's spec (reader, tamper hook and all) with this mutant's workers:
-    the reference's, with the parts given here in place of its own."""
-    if executor is not None:
-        kinds = type(executor.__name__, (kinds,), {"executor": executor})
-    parts = {"engine_class": engine, "steps_class": kinds, "fence": fence, "log": log}
-    title = "".join(word.title() for word in name.split("_"))
-    factory: type[ReferenceEngine] = type(f"Mutant{title}", (workers,), {**parts, "__doc__": doc})
-    return replace(REFERENCE, name=name, factory=factory, ref=f"mutant:{name}", description=doc)
 
 
 MUTANTS: dict[str, EngineSpec] = {
     s.name: s
     for s in (
-        _mutant(
+        mutant(
             "force_complete_control",
             "000: 'force complete' — an operator control marks a run complete while an effect "
             "is in doubt",
             workers=controls.ForceCompleteWorkers,
         ),
-        _mutant(
+        mutant(
             "only_conversation_saved",
             "000: saving only the conversation — no effect ledger",
             executor=ledger.ConversationOnly,
         ),
-        _mutant(
+        mutant(
             "fresh_idempotency_key_on_resume",
             "000: generating a fresh idempotency key on resume",
             executor=ledger.FreshKeyOnResume,
         ),
-        _mutant(
+        mutant(
             "timeout_treated_as_failure",
             "000: marking a timeout as a failure (and retrying it)",
             executor=ledger.TimeoutIsFailure,
         ),
-        _mutant(
+        mutant(
             "state_updated_after_call",
             "001: updating state after a call without a write-ahead record",
             executor=ledger.RecordAfterCall,
         ),
-        _mutant(
+        mutant(
             "no_compare_and_swap",
             "000: no compare-and-swap — the last writer wins",
             fence=store.LastWriterWins(),
             log=store.WrittenOver(),
         ),
-        _mutant(
+        mutant(
             "lease_without_fencing_token",
             "001: a lease without a fencing token",
             fence=store.Unfenced(),
             engine=resume.LeaseWithoutFencing,
         ),
-        _mutant(
+        mutant(
             "budgets_reset_on_restart",
             "000: letting restarts reset limits",
             engine=resume.BudgetsResetOnRestart,
             workers=resume.WithScenarioLimits,
         ),
-        _mutant(
+        mutant(
             "approvals_not_revalidated",
             "000: approvals not re-validated on resume",
             kinds=steps.ApprovalsNotRevalidated,
         ),
-        _mutant(
+        mutant(
             "checkpoint_trusted_unchecked",
             "000: a checkpoint trusted without its integrity check",
             engine=resume.CheckpointTrustedUnchecked,
         ),
-        _mutant(
+        mutant(
             "old_schema_defaulted",
             "000: ignoring version drift — an old schema defaulted silently",
             engine=resume.OldSchemaDefaulted,
         ),
-        _mutant(
+        mutant(
             "resumes_across_versions",
             "000: ignoring version drift — old runs resumed on new code, unmigrated, unchecked",
             engine=deploy.ResumesAcrossVersions,
         ),
-        _mutant(
+        mutant(
             "completion_without_verification",
             "000: completion declared without a verification read",
             kinds=steps.CompletionWithoutVerification,
         ),
-        _mutant(
+        mutant(
             "redelivery_treated_as_fresh_work",
             "000: assuming the queue is the database — redelivery is fresh work",
             engine=resume.RedeliveryIsFreshWork,
         ),
-        _mutant(
+        mutant(
             "global_completed_flag",
             "001: a global completed flag hides a partial batch",
             kinds=steps.GlobalCompletedFlag,
         ),
-        _mutant(
+        mutant(
             "unvalidated_output_checkpointed",
             "000: checkpointing unvalidated model output",
             kinds=steps.UnvalidatedOutput,
         ),
-        _mutant(
+        mutant(
             "compensation_as_rollback",
             "001: compensation treated as rollback",
             kinds=steps.CompensationAsRollback,
         ),
-        _mutant(
+        mutant(
             "retried_in_the_client",
             "001: retries hidden from the ledger — the client retries a failed send in place",
             executor=oracle.RetriedInTheClient,
         ),
-        _mutant(
+        mutant(
             "intent_rederived_on_retry",
             "000: an effect's arguments derived again on a retry, not taken from its intent",
             executor=oracle.IntentRederivedOnRetry,
         ),
-        _mutant(
+        mutant(
             "gives_up_on_doubt",
             "001: every effect in doubt stops for review, even one the service can be asked about",
             executor=oracle.GivesUpOnDoubt,
         ),
-        _mutant(
+        mutant(
             "takeover_keeps_token",
             "001: a lease taken over from a lapsed holder keeps its fencing token",
             engine=oracle.TakeoverKeepsToken,
         ),
-        _mutant(
+        mutant(
             "compensation_repeated_on_resume",
             "001: compensation assumed safe to repeat — a resumed undo is sent again",
             kinds=oracle.CompensationRepeatedOnResume,
         ),
-        _mutant(
+        mutant(
             "clock_of_the_checkpoint",
             "000: a resumed step reads the time of its checkpoint, not the clock",
             kinds=oracle.ClockOfTheCheckpoint,
         ),
-        _mutant(
+        mutant(
             "terms_checked_only_on_acceptance",
             "000: a handoff's terms checked when it is accepted, not again before acting on it",
             kinds=oracle.TermsCheckedOnlyOnAcceptance,
         ),
         # an engine failing with an exception of its own (issue 13, item 6)
-        _mutant(
+        mutant(
             "artifact_parsed_before_hash_check",
             "000: an altered artifact parsed before its hash is checked — the parser's error "
             "escapes",
             kinds=failure.ArtifactParsedBeforeHashCheck,
         ),
-        _mutant(
+        mutant(
             "no_row_updated_is_an_error",
             "001: a lost compare-and-swap raised as 'no row updated', not handled as a lost lease",
             fence=store.NoRowUpdatedIsAnError(),
         ),
         # -- tampering: each caught by one kind in harness.tampering's table ------------------
-        _mutant(
+        mutant(
             "seal_not_tenant",
             "000: the seal is checked against the row's tenant, not against the run's tenant",
             engine=tamper.SealNotTenant,
         ),
-        _mutant(
+        mutant(
             "seal_not_workflow",
             "000: a sealed checkpoint of this tenant is taken without asking which workflow's",
             engine=tamper.SealNotWorkflow,
         ),
-        _mutant(
+        mutant(
             "seal_not_sequence",
             "000: any validly sealed checkpoint of the workflow is taken, whatever its sequence",
             engine=tamper.SealNotSequence,
         ),
-        _mutant(
+        mutant(
             "legacy_limits_defaulted",
             "000: an old checkpoint without its budget limits migrates with the default ones",
             engine=tamper.LegacyLimitsDefaulted,
         ),
-        _mutant(
+        mutant(
             "legacy_approval_never_lapses",
             "000: an old checkpoint's approval without an expiry migrates as valid for a day",
             engine=tamper.LegacyApprovalNeverLapses,
         ),
-        _mutant(
+        mutant(
             "artifact_size_not_hash",
             "000: an artifact is checked by the size recorded beside it, not by its hash",
             kinds=tamper.SizeNotHash,
         ),
-        _mutant(
+        mutant(
             "artifact_any_known_hash",
             "000: an artifact's bytes need only hash to one of the run's artifacts",
             kinds=tamper.AnyKnownArtifact,
         ),
-        _mutant(
+        mutant(
             "artifact_cut_short_reused",
             "000: an artifact shorter than recorded is taken for an upload in flight and reused",
             kinds=tamper.InFlightUploadTrusted,
         ),
-        _mutant(
+        mutant(
             "ledger_row_trusted_without_log",
             "001: a ledger row that says prepared is taken as never sent, whatever its log says",
             engine=tamper.LedgerTrustedAsItStands,
         ),
         # exposed by the services' realism rules (fake_services/realism.py)
-        _mutant(
+        mutant(
             "republished_when_not_yet_visible",
             "001: a read right after the write taken as the truth — not yet visible is lost",
             kinds=services.RepublishedWhenNotYetVisible,
         ),
-        _mutant(
+        mutant(
             "charge_found_by_order_id",
             "000: a charge in doubt looked up by its order id, another customer's taken as its own",
             executor=services.ChargeFoundByOrderId,
         ),
-        _mutant(
+        mutant(
             "resent_when_not_yet_searchable",
             "001: a search right after the send taken as the truth: a message the provider has "
             "not indexed yet is sent again",
             executor=services.ResentWhenNotYetSearchable,
         ),
         # file and delete effects (issue 17): what an object store lets an engine get wrong
-        _mutant(
+        mutant(
             "non_atomic_file_write",
             "001: a file written in place, in pieces, with no atomic rename: torn at its name "
             "between two pieces",
             executor=files.NonAtomicFileWrite,
         ),
-        _mutant(
+        mutant(
             "unchecked_delete",
             "001: a delete that does not verify the resource state: whatever is at the name is "
             "deleted, another writer's newer version too",
@@ -299,122 +268,4 @@ MUTANTS: dict[str, EngineSpec] = {
     )
 }
 
-# mistakes only deeper schedules expose (`harness.explore`): crash after a 5xx, a fault on a
-# lookup or a verification read, a start message redelivered after the run ended
-MUTANTS.update(
-    (s.name, s)
-    for s in (
-        _mutant(
-            "unrecorded_attempt_resent",
-            "001: retries hidden from the ledger — an attempt killed before its outcome was "
-            "recorded is sent again without spending another",
-            executor=explore.UnrecordedAttemptResent,
-        ),
-        _mutant(
-            "lookup_timeout_taken_as_absent",
-            "000: marking a timeout as a failure — a reconcile lookup that times out is taken "
-            "for not found, and the effect is sent again",
-            executor=explore.LookupTimeoutIsAbsence,
-        ),
-        _mutant(
-            "failed_read_taken_as_verified",
-            "000: completion without verification — a verification read that failed counts "
-            "as one that saw the effect",
-            kinds=explore.FailedReadIsVerified,
-        ),
-        _mutant(
-            "finished_run_restarted_on_redelivery",
-            "000: assuming the queue is the database — a start message for a finished run "
-            "starts it over",
-            engine=explore.FinishedRunRestarted,
-        ),
-    )
-)
-
-# lying start messages (`harness.lies`): a redelivery that differs from the original, taken at
-# its word
-MUTANTS.update(
-    (s.name, s)
-    for s in (
-        _mutant(
-            "redelivered_start_replaces_input",
-            "000: assuming the queue is the database — a start message redelivered for a run "
-            "under way replaces its validated input",
-            engine=lies.LatestMessageAmendsTheRun,
-        ),
-        _mutant(
-            "protected_call_beyond_its_approval",
-            "000: approval and authorization state — a protected call built from the latest "
-            "start message, never checked against what its approval covered",
-            engine=lies.LatestMessageInHand,
-            kinds=lies.ProtectedCallFromTheMessage,
-        ),
-    )
-)
-
-# mistakes only a neighbour exposes (`harness.neighbours`): a second tenant with the same orders,
-# another workflow at the same gate
-MUTANTS.update(
-    (s.name, s)
-    for s in (
-        _mutant(
-            "idempotency_key_without_workflow",
-            "001: the idempotency key hashed from the business intent alone, without the "
-            "workflow or tenant — two tenants' identical orders share one key",
-            executor=world.KeyOfTheIntent,
-        ),
-        _mutant(
-            "approval_found_by_scope",
-            "000: an approval found by its gate and scope, not checked to answer this run's "
-            "request — another workflow's or tenant's grant opens the gate",
-            kinds=world.ApprovalTakenByScope,
-        ),
-    )
-)
-
-# the end a worker returns is a message, not a record; an operator's retry keeps its key
-MUTANTS.update(
-    (s.name, s)
-    for s in (
-        _mutant(
-            "dead_letter_only_reported",
-            "001: assuming the queue is the database — a run past its delivery limit is "
-            "reported dead-lettered and never recorded or queued for a person",
-            engine=deadletter.DeadLetterOnlyReported,
-        ),
-        # reached by the exploration's operators, on a run the faults stopped (issue 24)
-        _mutant(
-            "fresh_key_retry_control",
-            "000: retry with the same key — an operator's retry sends the effect in doubt "
-            "again under a freshly minted idempotency key",
-            workers=controls.FreshKeyRetryWorkers,
-        ),
-    )
-)
-
-# what the world hands an engine and what time does to a run (issue 24): a secret the engine
-# stores (`canary.py`), a time budget that a restart resets and old limits mapped onto what is
-# left (`deadline.py`)
-MUTANTS.update(
-    (s.name, s)
-    for s in (
-        _mutant(
-            "signing_key_in_checkpoint",
-            "000: a secret serialized into the checkpoint because it was in memory — the "
-            "resolved signing key carried in each checkpoint, for a resume elsewhere",
-            engine=canary.KeyCarriedInCheckpoint,
-        ),
-        _mutant(
-            "time_budget_restarted_on_resume",
-            "000: restarting resets safety limits — the time left counted from each resume, so "
-            "the time a run spends down is never charged",
-            engine=deadline.TimeLeftCountedFromResume,
-        ),
-        _mutant(
-            "legacy_limits_taken_as_left",
-            "000: an old checkpoint migrated by field name — v1's limits taken as the budget "
-            "left, what it had spent dropped",
-            engine=deadline.LegacyLimitsTakenAsLeft,
-        ),
-    )
-)
+MUTANTS.update(WIDER)

@@ -112,11 +112,14 @@ def test_the_naive_units_repeat_a_charge_lost_before_the_checkpoint(tmp_path: Pa
 )
 def test_the_keyed_units_pass_every_crash_and_network_fault(scenario: str, tmp_path: Path) -> None:
     result = _campaign(Filed, scenario, tmp_path)
+    # the units keep no time budget: down two days, they ship late, as every framework's keyed
+    # variant does (a finding, `tests/frameworks/test_findings.py`)
+    late = "case-time-budget-passes-during-downtime"
     problems = [
         (r.run_id, v.checker, v.summary)
         for r in result.violations
         for v in r.verdicts
-        if v.valid is False
+        if v.valid is False and r.run_id != late
     ]
     assert not problems
     assert {r.kind for r in result.runs} >= {"clean", "single", "double", "network"}

@@ -79,7 +79,7 @@ PINS: dict[str, tuple[str, str, int]] = {
     # lying start messages, told on a sample of the single crashes (harness.lies)
     # (after the operators' two runs on the named cases' stops, as every plan-found mutant)
     "redelivered_start_replaces_input": ("order_saga", "message_integrity", 20),
-    "protected_call_beyond_its_approval": ("approval_refund", "authority", 10),
+    "protected_call_beyond_its_approval": ("approval_refund", "authority", 15),
     # a shared world: caught beside a neighbour the plan gives the riskiest single crash told no
     # lie (a second tenant with the same order) or a named case at a gate (another workflow)
     "idempotency_key_without_workflow": ("approval_refund", "single_effect", 20),

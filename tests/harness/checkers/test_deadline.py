@@ -20,7 +20,7 @@ from tests.harness.checkers.histories import (
     worker,
 )
 
-DAY_S = LIMITS.time_s  # the run starts at t=0 (worker 0), so its deadline is t=DAY_S
+DAY_S = LIMITS.time_s  # worker 0 starts at t=0, checkpoint #1 at t=1: the deadline is DAY_S + 1
 
 
 def _timed(cp: CheckpointRecord, left_s: float | None = None) -> CheckpointRecord:
@@ -36,7 +36,7 @@ def _run(**changes: Any) -> Any:
 def test_a_run_that_acts_within_its_deadline_and_counts_its_time_is_true() -> None:
     verdict = check_deadline(_run(), WORKFLOW)
     assert verdict.valid is True
-    assert verdict.summary == ("nothing sent after t=86400.0; no checkpoint counts more time left")
+    assert verdict.summary == ("nothing sent after t=86401.0; no checkpoint counts more time left")
 
 
 def test_a_request_sent_past_the_deadline_is_false_even_without_a_history_reader() -> None:
@@ -68,7 +68,7 @@ def test_a_checkpoint_with_more_time_left_than_the_clock_left_is_false() -> None
     verdict = check_deadline(history, WORKFLOW)
     assert verdict.valid is False
     assert verdict.summary == (
-        "checkpoint #3 says 86397s of time left; the clock left 82797s: time the run spent "
+        "checkpoint #3 says 86397s of time left; the clock left 82798s: time the run spent "
         "was not counted"
     )
     assert verdict.refs == [EvidenceRef(kind="checkpoint", index=3)]
@@ -95,3 +95,18 @@ def test_without_a_time_budget_in_sight_it_is_unknown_not_true() -> None:
     blind = check_deadline(unreadable(_run()), WORKFLOW)
     assert blind.valid == "unknown"
     assert "no history reader" in blind.summary
+
+
+def test_the_budget_begins_with_the_engine_s_first_checkpoint_not_a_delivery_it_lost() -> None:
+    """Worker 0 died before the engine took the start message durably; worker 1, a minute later,
+    made checkpoint #1 with the whole day left: that is when the run began."""
+    shifted = [c.model_copy(update={"created_at": c.created_at + 60}) for c in lineage()]
+    history = _run(
+        checkpoints=[_timed(c, left_s=DAY_S - (c.created_at - 60)) for c in shifted],
+        workers=[worker(0, end="killed", status=None), worker(1, started_at=60.0)],
+    )
+    verdict = check_deadline(history, WORKFLOW)
+    assert verdict.valid is True
+    assert verdict.summary == "nothing sent after t=86461.0; no checkpoint counts more time left"
+    reset = [shifted[0], shifted[1], _timed(shifted[2], left_s=DAY_S), shifted[3]]
+    assert check_deadline(_run(checkpoints=reset, workers=history.workers), WORKFLOW).valid is False
