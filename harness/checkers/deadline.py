@@ -5,7 +5,8 @@ restart that resets it "enables an unbounded loop"; time is a budget like attemp
 The run's deadline is its start on the world clock plus the scenario's `limits.time_s`,
 however long the run was down in between: its start is the engine's first trusted checkpoint
 where its records show one (a worker that died before the engine durably took the start message
-started nothing), else the first worker's start (when the message was first handed over). Two halves with their own evidence:
+started nothing), else the first worker's start (when the message was first handed over). Two
+halves with their own evidence:
 
 - the journal half judges any engine: no mutating request reaches a service after the deadline
   (a run that acts a day late has acted, whatever it says of its budget);

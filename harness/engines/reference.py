@@ -22,9 +22,9 @@ from pydantic import JsonValue
 
 from killpoint.harness.contract.artifacts import FolderArtifacts
 from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
+from killpoint.harness.engine.audit import STATEMENTS as AUDIT_STATEMENTS
 from killpoint.harness.engine.audit import audit_trail
 from killpoint.harness.engine.controls import Controls
-from killpoint.harness.engine.audit import STATEMENTS as AUDIT_STATEMENTS
 from killpoint.harness.engine.deadletter import STATEMENTS as DELIVERY_STATEMENTS
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.envelope import open_checkpoint
