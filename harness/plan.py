@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from killpoint.fake_services.faults import FaultPlan, FaultRule
+from killpoint.harness.contract import boundaries as b
 from killpoint.harness.deploy_plan import deploy_runs
 from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import History, HitRecord
@@ -197,14 +198,19 @@ def _cap(options: PlanOptions, total: int) -> int:
     return max(1, math.ceil(options.double_limit / (total or 1)))
 
 
-def _resumed_at(hits: Sequence[HitRecord]) -> list[int]:
-    """Per hit, where a recovery from a crash there starts over in the recording: after the
-    last checkpoint committed by then (a guess at its first step, `stale_windows`)."""
-    start, found = 0, []
+def _guessed_pauses(hits: Sequence[HitRecord]) -> list[int]:
+    """Per hit, a guess at the pauses of a recovery from a crash there, before it is seen: the
+    windows of the recording from the last checkpoint committed by then (its first step, see
+    `stale_windows`), and a reconciling lookup if the crash left an effect started and not
+    yet resolved."""
+    start, doubt, found = 0, False, []
     for n, hit in enumerate(hits):
         if hit.boundary == CHECKPOINT_DONE:
             start = n + 1
-        found.append(start)
+        doubt = hit.boundary in (b.STARTED_COMMITTED, b.RESPONSE_READ) or (
+            doubt and hit.boundary != b.RECEIPT_COMMITTED
+        )
+        found.append(len(stale_windows(hits[start:])) + doubt)
     return found
 
 
@@ -373,13 +379,13 @@ class Plan:
             ranked = sorted(range(len(hits)), key=lambda n: _risk(hits[n]))  # `singles` order
             seen = {r.name: r for r in self.recoveries.get(scenario.name, [])}
             first = first_hits(recording)
-            resumed = _resumed_at(first)
+            guessed = _guessed_pauses(first)
             cap = _cap(options, len(hits))
             made = [ranked[k] for k in mine(len(ranked))]
             for n in made:
                 rec = seen.get(str(n))
                 drawn = len(rec.hits) if rec else len(hits) - n
-                stale = len(rec.stale_windows() if rec else stale_windows(first[resumed[n] :]))
+                stale = len(rec.stale_windows()) if rec else guessed[n]
                 total += both * min(cap, drawn) + paused * min(cap, stale)
             total += 1 + len(made)
             if options.network:

@@ -334,7 +334,8 @@ def test_smallest_first_runs_each_phase_over_every_scenario_singles_by_risk() ->
     assert singles_made[:3] == delivered  # every scenario's lost-response windows first
     assert singles_made[-1] == "other/single-0"  # a routine hit of the second scenario, last
     phases = [r.split("/")[1].split("-")[0] for r in made]
-    assert phases == sorted(phases, key=["clean", "case", "single", "net", "pair", "pause", "double"].index)
+    order = ["clean", "case", "single", "net", "pair", "pause", "double"]
+    assert phases == sorted(phases, key=order.index)
     assert len(made) == len(set(made))
 
 
