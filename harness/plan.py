@@ -200,9 +200,9 @@ def _cap(options: PlanOptions, total: int) -> int:
 
 def _guessed_pauses(hits: Sequence[HitRecord]) -> list[int]:
     """Per hit, a guess at the pauses of a recovery from a crash there, before it is seen: the
-    windows of the recording from the last checkpoint committed by then (its first step, see
-    `stale_windows`), and a reconciling lookup if the crash left an effect started and not
-    yet resolved."""
+    windows of the crash's step (`stale_windows`) from the crash on (the effects resolved
+    before it are not sent again) and its reads from the step's beginning (a read is made
+    again), and a reconciling lookup if the crash left an effect started and not resolved."""
     start, doubt, found = 0, False, []
     for n, hit in enumerate(hits):
         if hit.boundary == CHECKPOINT_DONE:
@@ -210,7 +210,10 @@ def _guessed_pauses(hits: Sequence[HitRecord]) -> list[int]:
         doubt = hit.boundary in (b.STARTED_COMMITTED, b.RESPONSE_READ) or (
             doubt and hit.boundary != b.RECEIPT_COMMITTED
         )
-        found.append(len(stale_windows(hits[start:])) + doubt)
+        again = [
+            h for k, h in enumerate(hits[start:], start) if k >= n or h.boundary == b.READ_RETURNED
+        ]
+        found.append(len(stale_windows(again)) + doubt)
     return found
 
 
