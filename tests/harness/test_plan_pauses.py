@@ -68,10 +68,16 @@ def _single(n: int) -> FaultSchedule:
 
 
 def _recovery(n: int) -> Recovery:
-    """single-n's recovery: from the last checkpoint before the crash on, reconciling publish
-    first when the crash fell between its `started` and its receipt."""
-    if 6 <= n <= 8:
+    """single-n's recovery: from the last checkpoint before the crash on. A crash with the post
+    started and not sent: the lookup finds it absent, it is sent again; sent and not recorded:
+    the lookup finds it, it is not; recorded: nothing to reconcile or send."""
+    if n == 6:
         return Recovery(_single(n), _hits(RECONCILING))
+    if n in (7, 8):
+        found = [*RECONCILING[:4], STEP[3], STEP[10]]  # reconciled, the step checkpointed
+        return Recovery(_single(n), _hits([*found, *STEP[11:]]))
+    if n == 9:
+        return Recovery(_single(n), _hits([STEP[0], STEP[3], *STEP[10:]]))
     start = max((k + 1 for k in (2, 10, 14) if k <= n), default=0)
     return Recovery(_single(n), _hits([STEP[0], *STEP[max(start, 1) :]]))
 
@@ -83,7 +89,7 @@ def _ids(runs: list[PlannedRun]) -> list[str]:
 def test_a_pause_lands_right_after_each_window_of_the_recoverys_first_step() -> None:
     """Reconciling publish: the lookup (its read and looked-up in a row: one place), publish's
     `started`, its response read; not the verify read of the next step."""
-    rec = _recovery(7)
+    rec = _recovery(6)  # the post started, not sent: found absent, sent again
     assert stale_windows(rec.hits) == [2, 7, 9]
     assert [rec.hits[n].boundary for n in rec.stale_windows()] == [
         b.RECONCILE_LOOKED_UP,
@@ -91,7 +97,7 @@ def test_a_pause_lands_right_after_each_window_of_the_recoverys_first_step() -> 
         b.RESPONSE_READ,
     ]
     runs = list(pauses(SHOP, [rec], PlanOptions(), singles_total=len(STEP)))
-    assert _ids(runs) == ["pause-7-2", "pause-7-7", "pause-7-9"]
+    assert _ids(runs) == ["pause-6-2", "pause-6-7", "pause-6-9"]
     assert all(r.kind == "pair" for r in runs)
     assert runs[1].schedule.crashes == rec.single.crashes
     assert runs[1].schedule.interleave == Interleave(
@@ -105,6 +111,8 @@ def test_a_recovery_that_starts_a_step_afresh_pauses_at_its_started_and_response
         b.STARTED_COMMITTED,
         b.RESPONSE_READ,
     ]
+    assert _recovery(7).stale_windows() == [2]  # sent: found, nothing sent again
+    assert _recovery(9).stale_windows() == []  # recorded: nothing to reconcile or send
     assert _recovery(1).stale_windows() == []  # the first step, draft, reaches nothing outside
     assert _recovery(12).stale_windows() == [2]  # the verify read, of the step it resumes in
 
@@ -181,7 +189,7 @@ def test_the_pauses_follow_the_pairs_at_the_lease_and_a_shard_makes_those_of_its
     assert phases.index("pause") > max(i for i, p in enumerate(phases) if p == "pair")
     assert phases.index("double") > max(i for i, p in enumerate(phases) if p == "pause")
     paused = [r for r in whole if r.startswith("pause-")]
-    assert {r.split("-")[1] for r in paused} == {str(n) for n in range(2, 14)}
+    assert {r.split("-")[1] for r in paused} == {str(n) for n in range(2, 14)} - {"9"}
     union: set[str] = set()
     for i in (1, 2, 3):
         part = _unfold(Plan([SHOP], options, shard=(i, 3)))
@@ -194,9 +202,9 @@ def test_the_pauses_follow_the_pairs_at_the_lease_and_a_shard_makes_those_of_its
 
 
 def test_the_plan_expects_its_pauses_closely_then_exactly() -> None:
-    """Guessed from the recording's windows from each crash's last checkpoint on, and a
-    reconciliation where the crash left an effect in doubt; then counted from the recoveries
-    seen."""
+    """Guessed from the recording's windows in each crash's step (its reads again, its effects
+    from the crash on) and a lookup where the crash left an effect in doubt (found or not: a
+    guess); then counted from the recoveries seen."""
     for shard in (None, (2, 3)):
         counts = {}
         for paused in (True, False):
@@ -207,5 +215,6 @@ def test_the_plan_expects_its_pauses_closely_then_exactly() -> None:
             assert plan.expected_runs() == len(made), (shard, paused)
             counts[paused] = (guessed, len(made))
         (guessed_on, made_on), (guessed_off, made_off) = counts[True], counts[False]
-        assert made_on > made_off
-        assert guessed_on - guessed_off == made_on - made_off, shard
+        pauses_made = made_on - made_off
+        assert pauses_made > 0
+        assert abs(guessed_on - guessed_off - pauses_made) <= 0.15 * pauses_made + 1, shard
