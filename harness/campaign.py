@@ -67,6 +67,7 @@ class CampaignConfig:
     lies: bool = True  # start messages that lie, on a sample of singles and in exploration
     neighbours: bool = True  # a sample of runs beside neighbours (`harness.neighbour_plan`)
     canaries: bool = True  # scan each run for the world's secrets (`secrets_kept`)
+    pauses: bool = True  # pairs paused where a stale owner can still act (`plan.pauses`)
 
     @property
     def pairs_in_process(self) -> bool:
@@ -93,6 +94,7 @@ class CampaignConfig:
             real_pairs=not self.pairs_in_process,
             lies=self.lies,
             neighbours=self.beside_neighbours,
+            pauses=self.pauses,
         )
 
 

@@ -62,6 +62,7 @@ def hunt_outcome(
     neighbours: bool = True,
     operators: bool = True,
     canaries: bool = True,
+    pauses: bool = True,
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
     whole phases of the plan, as they do for a campaign."""
@@ -80,6 +81,7 @@ def hunt_outcome(
         lies=lies,
         neighbours=neighbours,
         canaries=canaries,
+        pauses=pauses,
     )
     plan = Plan(config.scenarios, config.plan_options())
     made = [0]

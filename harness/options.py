@@ -289,6 +289,11 @@ class CampaignOptions(_Declared):
         "Also look for the world's secrets (the sealing key, the services' token) after each "
         "run, in the engine's store, its files and the history (`secrets_kept`).", boolean,
         *SHARED))
+    pauses: bool = field(default=True, metadata=option(
+        "Also pause the first of two recovering workers right after each place its recovery "
+        "can still act stale (an effect's started mark, a read, a reconciling lookup, a "
+        "response read), past its lease, while the second takes the run over.", boolean,
+        *SHARED))
     # fmt: on
 
     def config(
@@ -326,12 +331,13 @@ class CampaignOptions(_Declared):
             on_run=on_run,
             on_plan=on_plan,
             neighbours=self.neighbours,
+            pauses=self.pauses,
         )
 
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
         phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
-        phases += ("explore", "lies", "neighbours", "operators", "canaries")
+        phases += ("explore", "lies", "neighbours", "operators", "canaries", "pauses")
         return {name: getattr(self, name) for name in phases}
 
 

@@ -3,8 +3,9 @@
 A scenario's fault-free recording names the boundary hits (so a boundary added tomorrow is
 crashed tomorrow) and the mutating requests; the recoveries of the single crashes name the
 hits a second death or a second worker can meet. From those and the options, the plan is one
-single crash per hit (the riskiest first, see `crash_risk`), two workers after each single and
-a second crash in each recovery (all while they fit `double_limit`, a seeded sample beyond),
+single crash per hit (the riskiest first, see `crash_risk`), two workers after each single (the
+first paused at its lease, and at each place its recovery can still act stale, `pauses`) and a
+second crash in each recovery (all while they fit `double_limit`, a seeded sample beyond),
 each network fault mode on each mutating request, and the scenario's named cases; a sample of
 them beside neighbours (`harness.neighbour_plan`). No world, no I/O: histories come in as data,
 planned runs go out as schedules.
@@ -21,19 +22,22 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from killpoint.fake_services.faults import FaultPlan, FaultRule
+from killpoint.harness.contract import boundaries as b
 from killpoint.harness.deploy_plan import deploy_runs
 from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import History, HitRecord
 from killpoint.harness.lies import sampled
 from killpoint.harness.neighbour_plan import beside_named, beside_singles
 from killpoint.harness.recording import (
+    CHECKPOINT_DONE,
     DEDUPING,
     NETWORK_MODES,
     ROUTINE,
+    STALE_WINDOWS,
     Recovery,
     Risk,
     Target,
@@ -44,6 +48,7 @@ from killpoint.harness.recording import (
     recovery,
     recovery_only,
     recovery_points,
+    stale_windows,
     targets,
 )
 from killpoint.harness.results import RunKind
@@ -54,6 +59,7 @@ __all__ = [
     "DEDUPING",
     "NETWORK_MODES",
     "ROUTINE",
+    "STALE_WINDOWS",
     "Plan",
     "PlanOptions",
     "PlannedRun",
@@ -68,6 +74,7 @@ __all__ = [
     "recovery_only",
     "recovery_points",
     "singles",
+    "stale_windows",
     "targets",
 ]
 
@@ -87,6 +94,13 @@ class PlanOptions:
     real_pairs: bool = False  # …but for an engine of one worker per process, in the real tier
     lies: bool = True  # a sample of single crashes is told lying start messages (`harness.lies`)
     neighbours: bool = True  # a sample of runs beside neighbours (`harness.neighbour_plan`)
+    pauses: bool = True  # with the pairs: the first recoverer paused where it can act stale
+
+    @property
+    def pairs(self) -> bool:
+        """Whether two workers recover at once: asked, and in the in-process tier (or the
+        real tier's, for an engine of one worker per process)."""
+        return self.interleave and (self.tier == "inprocess" or self.real_pairs)
 
 
 @dataclass(frozen=True)
@@ -158,19 +172,49 @@ def in_hit_order(recoveries: Iterable[Recovery]) -> list[Recovery]:
 
 
 def _chosen(
-    scenario: Scenario, recoveries: Iterable[Recovery], options: PlanOptions, total: int, kind: str
+    scenario: Scenario,
+    recoveries: Iterable[Recovery],
+    options: PlanOptions,
+    total: int,
+    kind: str,
+    among: Callable[[Recovery], list[int]] | None = None,
 ) -> Iterator[tuple[Recovery, int]]:
-    """Per single crash in hit order, which of its recovery's hits (numbered from 0) to use:
-    all while they fit the scenario's share of `double_limit`, else a sample seeded by the
-    single alone, so a shard makes of its singles what the whole campaign makes of them."""
-    cap = max(1, math.ceil(options.double_limit / (total or 1)))
+    """Per single crash in hit order, which of its recovery's hits (numbered from 0; `among`
+    those, if given) to use: all while they fit the scenario's share of `double_limit`, else a
+    sample seeded by the single alone, so a shard makes of its singles what the whole campaign
+    makes of them."""
+    cap = _cap(options, total)
     for rec in in_hit_order(recoveries):
-        chosen = list(range(len(rec.hits)))
+        chosen = list(range(len(rec.hits))) if among is None else among(rec)
         if len(chosen) > cap:
             salt = "" if kind == "double" else f":{kind}"
             rng = random.Random(f"{options.seed}:{scenario.name}:{rec.single.run_id}{salt}")
             chosen = sorted(rng.sample(chosen, cap))
         yield from ((rec, n) for n in chosen)
+
+
+def _cap(options: PlanOptions, total: int) -> int:
+    """How many of its recovery's hits each single gets, in each phase drawn from them."""
+    return max(1, math.ceil(options.double_limit / (total or 1)))
+
+
+def _guessed_pauses(hits: Sequence[HitRecord]) -> list[int]:
+    """Per hit, a guess at the pauses of a recovery from a crash there, before it is seen: the
+    windows of the crash's step (`stale_windows`) from the crash on (the effects resolved
+    before it are not sent again) and its reads from the step's beginning (a read is made
+    again), and a reconciling lookup if the crash left an effect started and not resolved."""
+    start, doubt, found = 0, False, []
+    for n, hit in enumerate(hits):
+        if hit.boundary == CHECKPOINT_DONE:
+            start = n + 1
+        doubt = hit.boundary in (b.STARTED_COMMITTED, b.RESPONSE_READ) or (
+            doubt and hit.boundary != b.RECEIPT_COMMITTED
+        )
+        again = [
+            h for k, h in enumerate(hits[start:], start) if k >= n or h.boundary == b.READ_RETURNED
+        ]
+        found.append(len(stale_windows(again)) + doubt)
+    return found
 
 
 def doubles(
@@ -191,11 +235,30 @@ def interleavings(
     then the first wakes up and carries on. They are threads of the in-process tier; only for
     an engine that runs one worker per process (DBOS), which cannot have two there, are they
     two worker processes of the real tier."""
-    if options.tier != "inprocess" and not options.real_pairs:
+    if not options.pairs:
         return
     for rec, n in _chosen(scenario, recoveries, options, singles_total, "pair"):
         pair = Interleave(after_worker=0, switch_at=(0, n + 1), pause_expires_lease=True)
         update = {"run_id": f"pair-{rec.name}-{n + 1}", "interleave": pair}
+        yield PlannedRun(scenario, "pair", rec.single.model_copy(update=update))
+
+
+def pauses(
+    scenario: Scenario, recoveries: Iterable[Recovery], options: PlanOptions, singles_total: int
+) -> Iterator[PlannedRun]:
+    """After a single crash, two workers recover at once, the first paused right after a hit
+    where a stale owner can still act (`STALE_WINDOWS`: an effect's `started`, a read, a
+    reconciling lookup, a response read before its receipt) and past its lease's expiry; the
+    second takes over and runs to its end; then the first wakes up. An engine that checks its
+    lease only at its store's writes sends, from `started`, an effect the new owner already
+    resolved. A pair per such hit of each recovery (`pause-<single>-<hit>`), as many as the
+    pairs at the lease may have (`double_limit`'s share, a sample seeded per single beyond)."""
+    if not (options.pauses and options.pairs):
+        return
+    chosen = _chosen(scenario, recoveries, options, singles_total, "pause", Recovery.stale_windows)
+    for rec, n in chosen:
+        pair = Interleave(after_worker=0, switch_at=(n,), pause_expires_lease=True)
+        update = {"run_id": f"pause-{rec.name}-{n}", "interleave": pair}
         yield PlannedRun(scenario, "pair", rec.single.model_copy(update=update))
 
 
@@ -279,8 +342,8 @@ class Plan:
 
     def scenario_runs(self, scenario: Scenario) -> Iterator[PlannedRun]:
         """One scenario's runs as a campaign makes them: the recording, the singles, two
-        workers and then a second crash in each single's recovery, network faults, named
-        cases."""
+        workers (paused at the lease, then where they can act stale) and then a second crash
+        in each single's recovery, network faults, named cases."""
         name, options = scenario.name, self.options
         yield clean(scenario)
         recording = self.recordings[name]
@@ -288,6 +351,7 @@ class Plan:
         made, total = self.recoveries.get(name, []), len(first_hits(recording))
         if options.interleave:
             yield from interleavings(scenario, made, options, total)
+            yield from pauses(scenario, made, options, total)
         if options.double:
             yield from doubles(scenario, made, options, total)
         if options.network:
@@ -302,12 +366,11 @@ class Plan:
         """How many runs `campaign()` makes (this shard's share, with `extra` runs after the
         plan), once every recording is in: exact for what the runs so far have shown; a single
         crash whose recovery is not seen yet is taken to pass again the recording's hits from
-        its crash on (its pairs and doubles are drawn from them), which is close — the
+        its crash on (its pairs, pauses and doubles are drawn from them), which is close — the
         recovery repeats the rest of the workflow, give or take a reconciliation."""
         options, taken = self.options, itertools.count()
-        both = int(options.double) + int(
-            options.interleave and (options.tier == "inprocess" or options.real_pairs)
-        )
+        both = int(options.double) + int(options.pairs)
+        paused = options.pauses and options.pairs
 
         def mine(count: int) -> list[int]:  # of the next `count` runs a shard may split
             return [k for k in range(count) if in_shard(next(taken), self.shard)]
@@ -317,11 +380,17 @@ class Plan:
             recording = self.recordings[scenario.name]
             hits = single_crashes(scenario, recording)
             ranked = sorted(range(len(hits)), key=lambda n: _risk(hits[n]))  # `singles` order
-            seen = {r.name: len(r.hits) for r in self.recoveries.get(scenario.name, [])}
-            cap = max(1, math.ceil(options.double_limit / (len(hits) or 1)))
+            seen = {r.name: r for r in self.recoveries.get(scenario.name, [])}
+            first = first_hits(recording)
+            guessed = _guessed_pauses(first)
+            cap = _cap(options, len(hits))
             made = [ranked[k] for k in mine(len(ranked))]
-            paired = sum(min(cap, seen.get(str(n), len(hits) - n)) for n in made)
-            total += 1 + len(made) + both * paired
+            for n in made:
+                rec = seen.get(str(n))
+                drawn = len(rec.hits) if rec else len(hits) - n
+                stale = len(rec.stale_windows()) if rec else guessed[n]
+                total += both * min(cap, drawn) + paused * min(cap, stale)
+            total += 1 + len(made)
             if options.network:
                 total += len(mine(sum(1 for _ in network(scenario, recording))))
             if options.named:
@@ -357,9 +426,15 @@ class Plan:
             yield from (run for s in chosen for run in network(s, self.recordings[s.name]))
 
     def paired(self) -> Iterator[PlannedRun]:
-        """A hunt's second part: two workers after each single crash, then a second crash."""
+        """A hunt's second part: two workers after each single crash (paused at the lease,
+        then where they can act stale), then a second crash."""
         options = self.options
-        for phase, wanted in ((interleavings, options.interleave), (doubles, options.double)):
+        phases = (
+            (interleavings, options.interleave),
+            (pauses, options.interleave),
+            (doubles, options.double),
+        )
+        for phase, wanted in phases:
             if wanted:
                 for s in self.scenarios:
                     made = self.recoveries.get(s.name, [])

@@ -62,6 +62,19 @@ ROUTINE = frozenset(
 )
 
 
+# Where a worker paused with a lapsed lease can still act on the world when it wakes: the next
+# thing it does is not (only) a write to its own store, which the fence refuses, but something
+# decided before the pause and done outside — the send after `started` is committed (no store
+# guards the service), a write decided on a read's answer, a resend decided on a reconciling
+# lookup, a receipt (and the next step's send) from a response the new owner may have resolved
+# otherwise. Between steps (the lease, a step's begin, a checkpoint) the next action is a fenced
+# write, which the pairs at the lease already test (`harness.plan.interleavings`).
+CHECKPOINT_DONE = b.CHECKPOINT_COMMITTED  # where a recovery's first step ends
+STALE_WINDOWS = frozenset(
+    {b.STARTED_COMMITTED, b.READ_RETURNED, b.RECONCILE_LOOKED_UP, b.RESPONSE_READ}
+)
+
+
 @dataclass(frozen=True)
 class Recovery:
     """A single crash and the boundary hits its first recovery went through."""
@@ -78,6 +91,30 @@ class Recovery:
     def position(self) -> tuple[int, str]:
         """The crashed hit's place in the recording (`single-<n>`); other names first."""
         return (int(self.name), "") if self.name.isdigit() else (-1, self.single.run_id)
+
+    def stale_windows(self) -> list[int]:
+        """`stale_windows` of the recovery's hits."""
+        return stale_windows(self.hits)
+
+
+def stale_windows(hits: Sequence[HitPoint | HitRecord]) -> list[int]:
+    """The places (numbered from 0) of the hits of a recovery's first step at `STALE_WINDOWS`,
+    the last of each run of them in a row.
+
+    The first step only: up to its first checkpoint, the recovery acts from the state the crash
+    left (a reconciliation, an effect taken up again); after it, it runs the next steps afresh,
+    as the recovery of a crash at their beginning does first. A run of windows in a row (a
+    lookup's answer read, then looked up) is one place: nothing the worker does between them
+    reaches the world."""
+    found: list[int] = []
+    for n, hit in enumerate(hits):
+        if hit.boundary == CHECKPOINT_DONE:
+            break
+        if hit.boundary in STALE_WINDOWS:
+            if found and found[-1] == n - 1:
+                found.pop()
+            found.append(n)
+    return found
 
 
 # -- what a recording shows ----------------------------------------------------------------

@@ -7,7 +7,16 @@ Each is registered in `MUTANTS` after the seeds' first ones, in this order.
 from __future__ import annotations
 
 from killpoint.harness.protocol import EngineSpec
-from killpoint.scenarios.mutants import canary, controls, deadletter, deadline, explore, lies, world
+from killpoint.scenarios.mutants import (
+    canary,
+    controls,
+    deadletter,
+    deadline,
+    explore,
+    lies,
+    stale,
+    world,
+)
 from killpoint.scenarios.mutants.build import mutant
 
 __all__ = ["WIDER"]
@@ -130,6 +139,20 @@ WIDER.update(
             "000: an old checkpoint migrated by field name — v1's limits taken as the budget "
             "left, what it had spent dropped",
             engine=deadline.LegacyLimitsTakenAsLeft,
+        ),
+    )
+)
+
+# a slow worker whose lease lapsed after it committed `started` (issue 24): its store writes are
+# fenced, its send is not; only a pause right after `started` shows it (`stale.py`)
+WIDER.update(
+    (s.name, s)
+    for s in (
+        mutant(
+            "send_after_lapsed_lease",
+            "001: leases and fencing tokens guard the store's writes, not the send — the lease "
+            "checked when `started` is committed and not again before the request goes out",
+            engine=stale.StartedMarkTakenAsLease,
         ),
     )
 )
