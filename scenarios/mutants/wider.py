@@ -7,7 +7,16 @@ Each is registered in `MUTANTS` after the seeds' first ones, in this order.
 from __future__ import annotations
 
 from killpoint.harness.protocol import EngineSpec
-from killpoint.scenarios.mutants import canary, controls, deadletter, deadline, explore, lies, world
+from killpoint.scenarios.mutants import (
+    canary,
+    controls,
+    deadletter,
+    deadline,
+    explore,
+    graceful,
+    lies,
+    world,
+)
 from killpoint.scenarios.mutants.build import mutant
 
 __all__ = ["WIDER"]
@@ -130,6 +139,26 @@ WIDER.update(
             "000: an old checkpoint migrated by field name — v1's limits taken as the budget "
             "left, what it had spent dropped",
             engine=deadline.LegacyLimitsTakenAsLeft,
+        ),
+    )
+)
+
+# what only a real death shows (issue 24): process memory gone, no `finally` run (`graceful.py`)
+WIDER.update(
+    (s.name, s)
+    for s in (
+        mutant(
+            "sent_table_in_memory",
+            "000: testing only graceful shutdown — what was sent is remembered in a "
+            "process-global table, trusted over the service on recovery: an effect the table "
+            "never saw is sent again",
+            executor=graceful.SentTableTrusted,
+        ),
+        mutant(
+            "lease_freed_in_finally",
+            "000: testing only graceful shutdown — the lease freed in a `finally` on every way "
+            "out, so a lease still named is taken for a live worker's and the run left to it",
+            engine=graceful.LeaseFreedOnTheWayOut,
         ),
     )
 )
