@@ -3,13 +3,14 @@
 A hunt runs the same runs a campaign would, reordered by schedule size across all its
 scenarios (`harness.plan.Plan.smallest_first`): every clean run, then the named cases, then
 each operator control on the stops they reached (`harness.operators`), then every single crash
-(the riskiest crash points of every scenario before the next risk of any), then every network
-fault, then a first pass of the exploration's generated schedules (`harness.explore`, a
-violation shrunk), then every paired worker and paired crash, then the rest of the exploration
-(`FIRST_PASS` says why it is split), then the operators again, on the exploration's stops too,
-with crashes in and after each control. It stops at the first run
-any checker (or a named case's expected recovery) judges false. The order makes the failing
-schedule minimal by construction: no smaller schedule in the plan was judged false before it.
+(the riskiest crash points of every scenario before the next risk of any), then the real-tier
+pass (`harness.real_pass`: a few of those deaths by SIGKILL), then every network fault, then a
+first pass of the exploration's generated schedules (`harness.explore`, a violation shrunk),
+then every paired worker and paired crash, then the rest of the exploration (`FIRST_PASS` says
+why it is split), then the operators again, on the exploration's stops too, with crashes in
+and after each control. It stops at the first run any checker (or a named case's expected
+recovery) judges false. The order makes the failing schedule minimal by construction: no
+smaller schedule in the plan was judged false before it.
 Nothing is random, so the same hunt gives the same answer twice.
 """
 
@@ -62,6 +63,7 @@ def hunt_outcome(
     neighbours: bool = True,
     operators: bool = True,
     canaries: bool = True,
+    real_pass: bool = True,
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
     whole phases of the plan, as they do for a campaign."""
@@ -80,6 +82,7 @@ def hunt_outcome(
         lies=lies,
         neighbours=neighbours,
         canaries=canaries,
+        real_pass=real_pass,
     )
     plan = Plan(config.scenarios, config.plan_options())
     made = [0]
@@ -100,17 +103,22 @@ def _hunted(
     date): the plan's shallow part, a first pass of exploration, the pairs and doubles, the
     rest of the exploration."""
     first, rest = budget.split(FIRST_PASS)
-    operated = False
+    operated = real = False
     for planned in plan.shallow():
         if planned.kind not in ("clean", "named") and not operated:
             operated = True  # the named cases are in: each control on their stops
             yield from _operated(campaign, made, crashes=False, explored=False, only=EARLY)
+        if planned.kind not in ("clean", "named", "single") and not real:
+            real = True  # the singles are in: the same deaths, a few of them real
+            yield from _real(campaign, plan, made)
         result, history = campaign.execute_planned(planned)
         made[0] += 1
         yield result, made[0]
         plan.observe(planned, history)
     if not operated:
         yield from _operated(campaign, made, crashes=False, explored=False, only=EARLY)
+    if not real:
+        yield from _real(campaign, plan, made)
     yield from _explored(campaign, plan, first, 0, made)
     for planned in plan.paired():
         result, _ = campaign.execute_planned(planned)
@@ -118,6 +126,15 @@ def _hunted(
         yield result, made[0]
     yield from _explored(campaign, plan, rest, 1, made)
     yield from _operated(campaign, made, crashes=True, explored=True)
+
+
+def _real(campaign: Campaign, plan: Plan, made: list[int]) -> Iterator[tuple[RunResult, int]]:
+    """The real-tier pass (`harness.real_pass`) over every scenario, in turn."""
+    for scenario in campaign.config.scenarios:
+        for planned in campaign.real_runs(scenario, plan.recordings[scenario.name]):
+            result, _ = campaign.execute_planned(planned)
+            made[0] += 1
+            yield result, made[0]
 
 
 def _operated(

@@ -289,6 +289,11 @@ class CampaignOptions(_Declared):
         "Also look for the world's secrets (the sealing key, the services' token) after each "
         "run, in the engine's store, its files and the history (`secrets_kept`).", boolean,
         *SHARED))
+    real_pass: bool = field(default=True, metadata=option(
+        "Also kill a forked worker with SIGKILL (no cleanup, its memory gone) at each boundary "
+        "kind where a mutating request had reached a service and at each step's checkpoint "
+        "commit: a real-tier pass after the single crashes of an in-process campaign or hunt.",
+        boolean, *SHARED))
     # fmt: on
 
     def config(
@@ -323,6 +328,7 @@ class CampaignOptions(_Declared):
             worker_timeout=self.worker_timeout,
             lies=self.lies,
             canaries=self.canaries,
+            real_pass=self.real_pass,
             on_run=on_run,
             on_plan=on_plan,
             neighbours=self.neighbours,
@@ -331,7 +337,7 @@ class CampaignOptions(_Declared):
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
         phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
-        phases += ("explore", "lies", "neighbours", "operators", "canaries")
+        phases += ("explore", "lies", "neighbours", "operators", "canaries", "real_pass")
         return {name: getattr(self, name) for name in phases}
 
 
