@@ -3,14 +3,15 @@
 A hunt runs the same runs a campaign would, reordered by schedule size across all its
 scenarios (`harness.plan.Plan.smallest_first`): every clean run, then the named cases, then
 each operator control on the stops they reached (`harness.operators`), then every single crash
-(the riskiest crash points of every scenario before the next risk of any), then the real-tier
-pass (`harness.real_pass`: a few of those deaths by SIGKILL), then every network fault, then a
-first pass of the exploration's generated schedules (`harness.explore`, a violation shrunk),
-then every paired worker and paired crash, then the rest of the exploration (`FIRST_PASS` says
-why it is split), then the operators again, on the exploration's stops too, with crashes in
-and after each control. It stops at the first run any checker (or a named case's expected
-recovery) judges false. The order makes the failing schedule minimal by construction: no
-smaller schedule in the plan was judged false before it.
+(the riskiest crash points of every scenario before the next risk of any), then every network
+fault, then the real-tier pass (`harness.real_pass`: a few of the singles' deaths by SIGKILL,
+after the in-process runs that catch most mutants at a quarter of the cost), then a first pass
+of the exploration's generated schedules (`harness.explore`, a violation shrunk), then every
+paired worker and paired crash, then the rest of the exploration (`FIRST_PASS` says why it is
+split), then the operators again, on the exploration's stops too, with crashes in and after
+each control. It stops at the first run any checker (or a named case's expected recovery)
+judges false. The order makes the failing schedule minimal by construction: no smaller
+schedule in the plan was judged false before it.
 Nothing is random, so the same hunt gives the same answer twice.
 """
 
@@ -100,25 +101,21 @@ def _hunted(
     campaign: Campaign, plan: Plan, budget: Budget, made: list[int]
 ) -> Iterator[tuple[RunResult, int]]:
     """Each run of a hunt in its order, with the runs made up to it (`made[0]`, kept up to
-    date): the plan's shallow part, a first pass of exploration, the pairs and doubles, the
-    rest of the exploration."""
+    date): the plan's shallow part, the real-tier pass, a first pass of exploration, the pairs
+    and doubles, the rest of the exploration."""
     first, rest = budget.split(FIRST_PASS)
-    operated = real = False
+    operated = False
     for planned in plan.shallow():
         if planned.kind not in ("clean", "named") and not operated:
             operated = True  # the named cases are in: each control on their stops
             yield from _operated(campaign, made, crashes=False, explored=False, only=EARLY)
-        if planned.kind not in ("clean", "named", "single") and not real:
-            real = True  # the singles are in: the same deaths, a few of them real
-            yield from _real(campaign, plan, made)
         result, history = campaign.execute_planned(planned)
         made[0] += 1
         yield result, made[0]
         plan.observe(planned, history)
     if not operated:
         yield from _operated(campaign, made, crashes=False, explored=False, only=EARLY)
-    if not real:
-        yield from _real(campaign, plan, made)
+    yield from _real(campaign, plan, made)  # a few of the singles' deaths again, real ones
     yield from _explored(campaign, plan, first, 0, made)
     for planned in plan.paired():
         result, _ = campaign.execute_planned(planned)
