@@ -61,6 +61,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "canaries": lambda c, n: c.canaries,
     "jobs": lambda c, n: n,
     "lies": lambda c, n: c.lies,
+    "real_pass": lambda c, n: c.real_pass,
 }
 
 

@@ -128,6 +128,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "lies": changed.lies,
         "neighbours": changed.neighbours,
         "canaries": changed.canaries,
+        "real_pass": changed.real_pass,
     }
     from_arguments = {
         "scenarios": [],
@@ -167,6 +168,7 @@ def test_a_hunt_takes_the_shared_phases() -> None:
         "neighbours": True,
         "operators": True,
         "canaries": True,
+        "real_pass": True,
     }
 
 
