@@ -29,17 +29,14 @@ class SentTableTrusted(EffectExecutor):
     worker died between committing `started` and calling out, or the table would say so) and
     is sent again without asking; only one the table saw is reconciled with the service."""
 
-    def _entry(self, record: EffectRecord) -> tuple[str, str]:
-        return (str(self.session.store.url), record.idempotency_key)
-
     def attempt(
         self, intent: EffectIntent, record: EffectRecord, guard: Callable[[], None] | None
     ) -> EffectRecord:
-        SENT.add(self._entry(record))
+        SENT.add(_entry(self, record))
         return super().attempt(intent, record, guard)
 
     def reconcile(self, intent: EffectIntent, record: EffectRecord) -> EffectRecord:
-        if self._entry(record) in SENT:
+        if _entry(self, record) in SENT:
             return super().reconcile(intent, record)
         return self.mark(
             record,
@@ -63,16 +60,23 @@ class LeaseFreedOnTheWayOut(Engine):
         try:
             return super().resume(workflow_id)
         finally:
-            self.let_go(workflow_id)
+            _let_go(self, workflow_id)
 
-    def let_go(self, workflow_id: str) -> None:
-        """Free this worker's lease, lapsed or not (taking it back first lets go of a lapsed
-        one too); a lease another worker has since taken is theirs to free."""
-        now = self.clock.now()
-        try:
-            if self.store.workflow(workflow_id).lease_owner != self.owner:
-                return
-            lease = self.store.acquire_lease(workflow_id, self.owner, self.settings.lease_ttl, now)
-            self.store.release_lease(lease, now)
-        except Exception:  # best effort: a store that refuses or is gone has nothing to free
-            pass
+
+def _entry(executor: EffectExecutor, record: EffectRecord) -> tuple[str, str]:
+    return (str(executor.session.store.url), record.idempotency_key)
+
+
+def _let_go(engine: Engine, workflow_id: str) -> None:
+    """Free the worker's lease, lapsed or not (taking it back first lets go of a lapsed one
+    too); a lease another worker has since taken is theirs to free."""
+    now = engine.clock.now()
+    try:
+        if engine.store.workflow(workflow_id).lease_owner != engine.owner:
+            return
+        lease = engine.store.acquire_lease(
+            workflow_id, engine.owner, engine.settings.lease_ttl, now
+        )
+        engine.store.release_lease(lease, now)
+    except Exception:  # best effort: a store that refuses or is gone has nothing to free
+        pass

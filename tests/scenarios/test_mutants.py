@@ -96,6 +96,10 @@ PINS: dict[str, tuple[str, str, int]] = {
     # left; the partly spent v1 checkpoint (its named case) shows the steps grow back
     "time_budget_restarted_on_resume": ("order_saga", "deadline_kept", 2),
     "legacy_limits_taken_as_left": ("approval_refund", "budget_preserved", 5),
+    # only a real death (issue 24): the real-tier pass after the singles and network faults
+    # (the shipment's response in flight; the first commit, its lease left named)
+    "sent_table_in_memory": ("order_saga", "single_effect", 70),
+    "lease_freed_in_finally": ("order_saga", "progress", 66),
 }
 
 
