@@ -75,12 +75,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
     size = len(real) // args.repeat
     print(f"opening the real world (its services' process): {opened * 1000:.0f} ms, once")
+    medians = statistics.median(inprocess), statistics.median(real)
+    means = statistics.mean(inprocess), statistics.mean(real)
     print(
-        f"per run, median: in-process {statistics.median(inprocess) * 1000:.0f} ms, real "
-        f"{statistics.median(real) * 1000:.0f} ms "
-        f"({statistics.median(real) / statistics.median(inprocess):.1f}x); "
-        f"mean {statistics.mean(inprocess) * 1000:.0f} ms against "
-        f"{statistics.mean(real) * 1000:.0f} ms ({statistics.mean(real) / statistics.mean(inprocess):.1f}x)"
+        f"per run, median: in-process {medians[0] * 1000:.0f} ms, real {medians[1] * 1000:.0f} "
+        f"ms ({medians[1] / medians[0]:.1f}x); mean {means[0] * 1000:.0f} ms against "
+        f"{means[1] * 1000:.0f} ms ({means[1] / means[0]:.1f}x)"
     )
     print(
         f"the pass over {len(chosen)} scenario(s): {size} runs, "

@@ -49,9 +49,9 @@ def real_pass(scenario: Scenario, recording: History) -> list[PlannedRun]:
     seen: set[tuple[str, str | None, str]] = set()
     runs: list[PlannedRun] = []
     for n, (hit, sent) in enumerate(zip(first_hits(recording), _delivered(recording), strict=True)):
-        keys = {(hit.boundary, service, op) for service, op in sent}
-        if risks[n] is not Risk.DELIVERED:
-            keys = set()
+        keys: set[tuple[str, str | None, str]] = set()
+        if risks[n] is Risk.DELIVERED:
+            keys |= {(hit.boundary, service, op) for service, op in sent}
         if hit.boundary == b.CHECKPOINT_COMMITTED:
             keys.add((hit.boundary, hit.step, ""))
         if keys <= seen:

@@ -73,7 +73,8 @@ def test_why_a_campaign_makes_no_pass() -> None:
 
 def _config(root: Path, **changes: object) -> CampaignConfig:
     """A campaign of the email scenario with every phase but the singles off."""
-    off = {"double": False, "interleave": False, "network": False, "named": False}
+    off: dict[str, object] = {"double": False, "interleave": False, "network": False}
+    off |= {"named": False}
     off |= {"deploys": False, "explore": "0", "operators": False}
     return CampaignConfig(
         scenarios=[CATALOGUE["email"]],
