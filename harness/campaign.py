@@ -25,8 +25,9 @@ from killpoint.harness.operator import QUEUED
 from killpoint.harness.operators import OperatorSearch, Stop, remember
 from killpoint.harness.operators import searches as operator_searches
 from killpoint.harness.options import EXPLORE
-from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits
+from killpoint.harness.plan import Plan, PlannedRun, PlanOptions, clean, first_hits, in_shard
 from killpoint.harness.protocol import ANY_WORKFLOW, SHARED_PROCESS, EngineSpec
+from killpoint.harness.real_pass import real_pass, skipped
 from killpoint.harness.results import (
     CampaignResult,
     RunKind,
@@ -68,6 +69,12 @@ class CampaignConfig:
     neighbours: bool = True  # a sample of runs beside neighbours (`harness.neighbour_plan`)
     canaries: bool = True  # scan each run for the world's secrets (`secrets_kept`)
     pauses: bool = True  # pairs paused where a stale owner can still act (`plan.pauses`)
+    real_pass: bool = True  # a few SIGKILLs at the riskiest boundaries (`harness.real_pass`)
+
+    @property
+    def real_pass_skipped(self) -> str | None:
+        """Why this campaign makes no real-tier pass, or None when it makes one."""
+        return skipped(self.engine, self.tier, self.real_pass)
 
     @property
     def pairs_in_process(self) -> bool:
@@ -106,12 +113,32 @@ class Campaign:
         self.world = open_world(config.tier, config.workdir / "world", config.store_url)
         self.world.worker_timeout_s = config.worker_timeout
         self.world.canaries.on = config.canaries
+        self._real: World | None = None  # the real tier's, beside it: opened when first needed
+        self._real_taken = 0  # real-pass runs counted so far, for the shards' split
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)
 
     def close(self) -> None:
-        self.world.close()
+        try:
+            self.world.close()
+        finally:
+            if self._real is not None:
+                self._real.close()
+
+    def world_for(self, tier: Tier) -> World:
+        """The world a run of `tier` runs in: the campaign's own, or for a real-tier run of an
+        in-process campaign (its real pass, a named case that requires the tier, a replayed
+        real schedule) a real world beside it, opened on first use: the same kind of store
+        (`--db`), its own folder, services and clock."""
+        if tier == self.config.tier:
+            return self.world
+        if self._real is None:
+            config = self.config
+            self._real = open_world("real", config.workdir / "world-real", config.store_url)
+            self._real.worker_timeout_s = config.worker_timeout
+            self._real.canaries.on = config.canaries
+        return self._real
 
     def __enter__(self) -> Campaign:
         return self
@@ -143,18 +170,21 @@ class Campaign:
         kind: RunKind = "generated",
         expect: Expect | None = None,
     ) -> tuple[RunResult, History]:
-        """Run one schedule in this campaign's tier against its engine, and judge it."""
+        """Run one schedule in this campaign's tier against its engine, and judge it; a
+        schedule that asks for the real tier keeps it (`world_for`), so its file replays it."""
         engine = self.config.engine.ref
-        if schedule.tier != self.config.tier or schedule.engine != engine:
-            schedule = schedule.model_copy(update={"tier": self.config.tier, "engine": engine})
-        history = run_in_tier(self.world, scenario, schedule, self.config.engine)
+        tier: Tier = "real" if "real" in (schedule.tier, self.config.tier) else "inprocess"
+        if schedule.tier != tier or schedule.engine != engine:
+            schedule = schedule.model_copy(update={"tier": tier, "engine": engine})
+        world = self.world_for(tier)
+        history = run_in_tier(world, scenario, schedule, self.config.engine)
         remember(self.stopped, kind, history)
         keep, shard = self.config.engine.keep, self.config.shard
         # the queue it leaves behind; every shard makes each recording, the first queues it
         first = shard is None or shard[0] == 1
         queued = history.final_status in QUEUED and (kind != "clean" or first)
         if keep is not None and queued:
-            keep(self.world.store, history.workflow_id, self.config.workdir)
+            keep(world.store, history.workflow_id, self.config.workdir)
         verdicts = check_all(history, scenario.workflow)
         if expect is not None:
             verdicts.append(expectation(history, expect))
@@ -187,6 +217,19 @@ class Campaign:
     def execute_planned(self, run: PlannedRun) -> tuple[RunResult, History]:
         return self.execute(run.scenario, run.schedule, run.kind, run.expect)
 
+    def real_runs(self, scenario: Scenario, recording: History) -> list[PlannedRun]:
+        """This campaign's share of `scenario`'s real-tier pass (`harness.real_pass`): none
+        when it makes none (`CampaignConfig.real_pass_skipped`), else every n-th of the pass's
+        runs over the scenarios in turn, as a shard splits the plan's."""
+        if self.config.real_pass_skipped is not None:
+            return []
+        mine = []
+        for run in real_pass(scenario, recording):
+            index, self._real_taken = self._real_taken, self._real_taken + 1
+            if in_shard(index, self.config.shard):
+                mine.append(run)
+        return mine
+
     def run(self) -> CampaignResult:
         """The whole plan, scenario by scenario, then the extra runs (this shard's share), then
         the exploration. Every recording is made first, so that the campaign can tell how many
@@ -199,13 +242,19 @@ class Campaign:
             recording, history = self.judge(scenario, clean(scenario).schedule, "clean")
             plan.observe(clean(scenario), history)
             recorded[scenario.name] = recording
+        real_runs = {s.name: self.real_runs(s, plan.recordings[s.name]) for s in config.scenarios}
         searches = exploration(self, plan, config.scenarios)
         operated = operator_searches(self, config.scenarios)  # they find their stops later
-        announce = self._announcer(plan, searches, operated, wall)
+        real_total = sum(map(len, real_runs.values()))
+        announce = self._announcer(plan, searches, operated, wall, real_total)
         announce()
         for scenario in config.scenarios:
             done: list[tuple[PlannedRun, RunResult]] = []
+            real = real_runs[scenario.name]
             for planned in plan.scenario_runs(scenario):
+                if planned.kind not in ("clean", "single") and real:  # the singles are in
+                    done += [(r, self.execute_planned(r)[0]) for r in real]
+                    real = []
                 if planned.kind == "clean":
                     result = recorded[scenario.name]
                     self.keep(result)
@@ -213,6 +262,7 @@ class Campaign:
                     result, history = self.execute_planned(planned)
                     plan.observe(planned, history)
                 done.append((planned, result))
+            done += [(r, self.execute_planned(r)[0]) for r in real]
             self.coverage.append(_coverage(plan.recordings[scenario.name], done))
             announce()
         by_name = {s.name: s for s in config.scenarios}
@@ -247,11 +297,13 @@ class Campaign:
         searches: Sequence[Exploration],
         operated: Sequence[OperatorSearch],
         started: float,
+        real: int = 0,
     ) -> Callable[[], None]:
         """Tells `on_plan` the runs the campaign expects to make, as it knows them now: the
         plan's (`Plan.expected_runs`), each search's — what it kept once it has run, else
-        its budget of runs, or for a budget of seconds as many runs as the pace so far fits —
-        and the operators' (`OperatorSearch.expected_runs`)."""
+        its budget of runs, or for a budget of seconds as many runs as the pace so far fits —,
+        the operators' (`OperatorSearch.expected_runs`) and the `real` runs of the real-tier
+        pass."""
         on_plan, extra = self.config.on_plan, len(self.config.extra)
         if on_plan is None:
             return lambda: None
@@ -267,6 +319,7 @@ class Campaign:
 
         return lambda: on_plan(
             plan.expected_runs(extra)
+            + real
             + sum(map(expected, searches))
             + sum(o.expected_runs() for o in operated)
         )
@@ -321,7 +374,10 @@ def _with_generated(coverage: ScenarioCoverage, runs: Sequence[RunResult]) -> Sc
 def _coverage(recording: History, done: list[tuple[PlannedRun, RunResult]]) -> ScenarioCoverage:
     """What one scenario's runs covered: the boundaries its recording discovered, those its
     single crashes crashed (in hit order), and how each single crash (and the recording) ended."""
-    outcomes = {p.hit.label(): _outcome(r) for p, r in done if p.hit is not None}
+    outcomes: dict[str, str] = {}
+    for p, r in done:  # a boundary crashed in both tiers shows its violation, if either had one
+        if p.hit is not None and outcomes.get(p.hit.label()) != "violation":
+            outcomes[p.hit.label()] = _outcome(r)
     recorded = next(r for p, r in done if p.kind == "clean")
     labels = [h.label() for h in first_hits(recording)]
     return ScenarioCoverage(

@@ -4,12 +4,14 @@ A hunt runs the same runs a campaign would, reordered by schedule size across al
 scenarios (`harness.plan.Plan.smallest_first`): every clean run, then the named cases, then
 each operator control on the stops they reached (`harness.operators`), then every single crash
 (the riskiest crash points of every scenario before the next risk of any), then every network
-fault, then a first pass of the exploration's generated schedules (`harness.explore`, a
-violation shrunk), then every paired worker and paired crash, then the rest of the exploration
-(`FIRST_PASS` says why it is split), then the operators again, on the exploration's stops too,
-with crashes in and after each control. It stops at the first run
-any checker (or a named case's expected recovery) judges false. The order makes the failing
-schedule minimal by construction: no smaller schedule in the plan was judged false before it.
+fault, then the real-tier pass (`harness.real_pass`: a few of the singles' deaths by SIGKILL,
+after the in-process runs that catch most mutants at a quarter of the cost), then a first pass
+of the exploration's generated schedules (`harness.explore`, a violation shrunk), then every
+paired worker and paired crash, then the rest of the exploration (`FIRST_PASS` says why it is
+split), then the operators again, on the exploration's stops too, with crashes in and after
+each control. It stops at the first run any checker (or a named case's expected recovery)
+judges false. The order makes the failing schedule minimal by construction: no smaller
+schedule in the plan was judged false before it.
 Nothing is random, so the same hunt gives the same answer twice.
 """
 
@@ -63,6 +65,7 @@ def hunt_outcome(
     operators: bool = True,
     canaries: bool = True,
     pauses: bool = True,
+    real_pass: bool = True,
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
     whole phases of the plan, as they do for a campaign."""
@@ -82,6 +85,7 @@ def hunt_outcome(
         neighbours=neighbours,
         canaries=canaries,
         pauses=pauses,
+        real_pass=real_pass,
     )
     plan = Plan(config.scenarios, config.plan_options())
     made = [0]
@@ -99,8 +103,8 @@ def _hunted(
     campaign: Campaign, plan: Plan, budget: Budget, made: list[int]
 ) -> Iterator[tuple[RunResult, int]]:
     """Each run of a hunt in its order, with the runs made up to it (`made[0]`, kept up to
-    date): the plan's shallow part, a first pass of exploration, the pairs and doubles, the
-    rest of the exploration."""
+    date): the plan's shallow part, the real-tier pass, a first pass of exploration, the pairs
+    and doubles, the rest of the exploration."""
     first, rest = budget.split(FIRST_PASS)
     operated = False
     for planned in plan.shallow():
@@ -113,6 +117,7 @@ def _hunted(
         plan.observe(planned, history)
     if not operated:
         yield from _operated(campaign, made, crashes=False, explored=False, only=EARLY)
+    yield from _real(campaign, plan, made)  # a few of the singles' deaths again, real ones
     yield from _explored(campaign, plan, first, 0, made)
     for planned in plan.paired():
         result, _ = campaign.execute_planned(planned)
@@ -120,6 +125,15 @@ def _hunted(
         yield result, made[0]
     yield from _explored(campaign, plan, rest, 1, made)
     yield from _operated(campaign, made, crashes=True, explored=True)
+
+
+def _real(campaign: Campaign, plan: Plan, made: list[int]) -> Iterator[tuple[RunResult, int]]:
+    """The real-tier pass (`harness.real_pass`) over every scenario, in turn."""
+    for scenario in campaign.config.scenarios:
+        for planned in campaign.real_runs(scenario, plan.recordings[scenario.name]):
+            result, _ = campaign.execute_planned(planned)
+            made[0] += 1
+            yield result, made[0]
 
 
 def _operated(

@@ -294,6 +294,11 @@ class CampaignOptions(_Declared):
         "can still act stale (an effect's started mark, a read, a reconciling lookup, a "
         "response read), past its lease, while the second takes the run over.", boolean,
         *SHARED))
+    real_pass: bool = field(default=True, metadata=option(
+        "Also kill a forked worker with SIGKILL (no cleanup, its memory gone) at each boundary "
+        "kind where a mutating request had reached a service and at each step's checkpoint "
+        "commit: a real-tier pass after the single crashes of an in-process campaign or hunt.",
+        boolean, *SHARED))
     # fmt: on
 
     def config(
@@ -328,6 +333,7 @@ class CampaignOptions(_Declared):
             worker_timeout=self.worker_timeout,
             lies=self.lies,
             canaries=self.canaries,
+            real_pass=self.real_pass,
             on_run=on_run,
             on_plan=on_plan,
             neighbours=self.neighbours,
@@ -337,7 +343,7 @@ class CampaignOptions(_Declared):
     def hunt(self) -> dict[str, Any]:
         """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
         phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
-        phases += ("explore", "lies", "neighbours", "operators", "canaries", "pauses")
+        phases += ("explore", "lies", "neighbours", "operators", "canaries", "pauses", "real_pass")
         return {name: getattr(self, name) for name in phases}
 
 

@@ -77,7 +77,16 @@ class RunMeasures(_Model):
 
 
 RunKind = Literal[
-    "clean", "single", "double", "pair", "network", "named", "deploy", "generated", "replay"
+    "clean",
+    "single",
+    "double",
+    "pair",
+    "network",
+    "named",
+    "deploy",
+    "generated",
+    "replay",
+    "real",  # a single crash of the real-tier pass (`harness.real_pass`)
 ]
 
 

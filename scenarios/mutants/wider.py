@@ -13,6 +13,7 @@ from killpoint.scenarios.mutants import (
     deadletter,
     deadline,
     explore,
+    graceful,
     lies,
     stale,
     world,
@@ -153,6 +154,26 @@ WIDER.update(
             "001: leases and fencing tokens guard the store's writes, not the send — the lease "
             "checked when `started` is committed and not again before the request goes out",
             engine=stale.StartedMarkTakenAsLease,
+        ),
+    )
+)
+
+# what only a real death shows (issue 24): process memory gone, no `finally` run (`graceful.py`)
+WIDER.update(
+    (s.name, s)
+    for s in (
+        mutant(
+            "sent_table_in_memory",
+            "000: testing only graceful shutdown — what was sent is remembered in a "
+            "process-global table, trusted over the service on recovery: an effect the table "
+            "never saw is sent again",
+            executor=graceful.SentTableTrusted,
+        ),
+        mutant(
+            "lease_freed_in_finally",
+            "000: testing only graceful shutdown — the lease freed in a `finally` on every way "
+            "out, so a lease still named is taken for a live worker's and the run left to it",
+            engine=graceful.LeaseFreedOnTheWayOut,
         ),
     )
 )

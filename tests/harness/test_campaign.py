@@ -49,7 +49,7 @@ def test_reference_engine_survives_every_single_and_paired_crash_in_process(
     _assert_every_boundary_crashed_without_violation(result)
     kinds = {r.kind for r in result.runs}
     assert kinds == {
-        "clean", "single", "double", "pair", "network", "named", "deploy", "generated"
+        "clean", "single", "double", "pair", "network", "named", "deploy", "generated", "real"
     }  # fmt: skip
 
 

@@ -62,6 +62,7 @@ IN_CONFIG: dict[str, Callable[[CampaignConfig, int], object]] = {
     "jobs": lambda c, n: n,
     "lies": lambda c, n: c.lies,
     "pauses": lambda c, n: c.pauses,
+    "real_pass": lambda c, n: c.real_pass,
 }
 
 

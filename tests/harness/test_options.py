@@ -129,6 +129,7 @@ def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
         "neighbours": changed.neighbours,
         "canaries": changed.canaries,
         "pauses": changed.pauses,
+        "real_pass": changed.real_pass,
     }
     from_arguments = {
         "scenarios": [],
@@ -169,6 +170,7 @@ def test_a_hunt_takes_the_shared_phases() -> None:
         "operators": True,
         "canaries": True,
         "pauses": True,
+        "real_pass": True,
     }
 
 

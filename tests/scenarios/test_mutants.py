@@ -99,6 +99,10 @@ PINS: dict[str, tuple[str, str, int]] = {
     # a pause right after `started` (issue 24), after the pairs at the lease: the recovery of
     # the crash at the lease sends from its `started` after the new owner sent
     "send_after_lapsed_lease": ("email_outbox", "single_effect", 180),
+    # only a real death (issue 24): the real-tier pass after the singles and network faults
+    # (the shipment's response in flight; the first commit, its lease left named)
+    "sent_table_in_memory": ("order_saga", "single_effect", 70),
+    "lease_freed_in_finally": ("order_saga", "progress", 66),
 }
 
 
