@@ -5,7 +5,7 @@ A campaign's runs are independent and a CI runner has more than one core, so `ki
 own store and services), and merges what they found: verdict for verdict the campaign one
 process would have run (`harness.merge`). Which runs are shard i's is the plan's to say
 (`harness.plan.in_shard`: every N-th of the runs a shard may split, from i). Mutant hunts are
-spread over the children the same way. The children are forked, not spawned: they start warm,
+spread over the children as they come free. The children are forked, not spawned: they start warm,
 and they inherit the scenarios and the engine under test, which a team's own code need not make
 picklable.
 """
@@ -152,20 +152,28 @@ def _child(i: int, task: Callable[[Report | None], T], events: Any, report: bool
 def hunts_in_processes(
     hunts: Sequence[Callable[[], T]], jobs: int, on_done: Callable[[T], None] | None = None
 ) -> list[T]:
-    """Mutant hunts spread over `jobs` children, round robin; their results, in order, each
-    also told to `on_done` (in this process) as it ends."""
+    """Mutant hunts spread over `jobs` children, each taking the next hunt not yet taken when it
+    is free (hunts differ a hundredfold in length: a fixed share leaves one child idle while
+    the other ends a long one); their results, in order, each also told to `on_done` (in this
+    process) as it ends. Each hunt has its own world, so which child makes it changes nothing."""
     if jobs == 1 or len(hunts) < 2:
         return [_told(hunt(), on_done) for hunt in hunts]
-    slices = [list(range(j, len(hunts), jobs)) for j in range(min(jobs, len(hunts)))]
+    taken = multiprocessing.get_context("fork").Value("i", 0)  # the next hunt, shared
 
-    def chunk(indexes: list[int]) -> Callable[[Report | None], list[T]]:
-        return lambda report: [_told(hunts[k](), report) for k in indexes]
+    def take() -> int:
+        with taken.get_lock():
+            k, taken.value = taken.value, taken.value + 1
+        return int(k)
+
+    def worker(report: Report | None) -> list[tuple[int, T]]:
+        made = []
+        while (k := take()) < len(hunts):
+            made.append((k, _told(hunts[k](), report)))
+        return made
 
     heard = None if on_done is None else (lambda _i, result: on_done(result))
-    done = in_processes([chunk(s) for s in slices], heard)
-    ordered: dict[int, T] = {}
-    for indexes, results in zip(slices, done, strict=True):
-        ordered.update(zip(indexes, results, strict=True))
+    done = in_processes([worker] * min(jobs, len(hunts)), heard)
+    ordered = dict(pair for made in done for pair in made)
     return [ordered[k] for k in range(len(hunts))]
 
 

@@ -244,7 +244,11 @@ def interleavings(
 
 
 def pauses(
-    scenario: Scenario, recoveries: Iterable[Recovery], options: PlanOptions, singles_total: int
+    scenario: Scenario,
+    recoveries: Iterable[Recovery],
+    options: PlanOptions,
+    singles_total: int,
+    started: bool | None = None,
 ) -> Iterator[PlannedRun]:
     """After a single crash, two workers recover at once, the first paused right after a hit
     where a stale owner can still act (`STALE_WINDOWS`: an effect's `started`, a read, a
@@ -252,11 +256,15 @@ def pauses(
     second takes over and runs to its end; then the first wakes up. An engine that checks its
     lease only at its store's writes sends, from `started`, an effect the new owner already
     resolved. A pair per such hit of each recovery (`pause-<single>-<hit>`), as many as the
-    pairs at the lease may have (`double_limit`'s share, a sample seeded per single beyond)."""
+    pairs at the lease may have (`double_limit`'s share, a sample seeded per single beyond).
+    `started` True or False keeps only the pauses at an effect's `started`, or only the others
+    (a hunt makes the former first: the one window the store's fence cannot close)."""
     if not (options.pauses and options.pairs):
         return
     chosen = _chosen(scenario, recoveries, options, singles_total, "pause", Recovery.stale_windows)
     for rec, n in chosen:
+        if started is not None and (rec.hits[n].boundary == b.STARTED_COMMITTED) != started:
+            continue
         pair = Interleave(after_worker=0, switch_at=(n,), pause_expires_lease=True)
         update = {"run_id": f"pause-{rec.name}-{n}", "interleave": pair}
         yield PlannedRun(scenario, "pair", rec.single.model_copy(update=update))
@@ -426,20 +434,22 @@ class Plan:
             yield from (run for s in chosen for run in network(s, self.recordings[s.name]))
 
     def paired(self) -> Iterator[PlannedRun]:
-        """A hunt's second part: two workers after each single crash (paused at the lease,
-        then where they can act stale), then a second crash."""
+        """A hunt's second part: two workers after each single crash (paused at an effect's
+        `started`, at the lease, then at the other places they can act stale), then a second
+        crash. The pauses at `started` come first: few, and the window no store fence closes."""
         options = self.options
-        phases = (
-            (interleavings, options.interleave),
-            (pauses, options.interleave),
-            (doubles, options.double),
+        phases: tuple[tuple[Callable[..., Iterator[PlannedRun]], dict[str, bool], bool], ...] = (
+            (pauses, {"started": True}, options.interleave),
+            (interleavings, {}, options.interleave),
+            (pauses, {"started": False}, options.interleave),
+            (doubles, {}, options.double),
         )
-        for phase, wanted in phases:
+        for phase, only, wanted in phases:
             if wanted:
                 for s in self.scenarios:
                     made = self.recoveries.get(s.name, [])
                     total = len(first_hits(self.recordings[s.name]))
-                    yield from phase(s, made, options, total)
+                    yield from phase(s, made, options, total, **only)
 
     def campaign(self, extra: Iterable[PlannedRun] = ()) -> Iterator[PlannedRun]:
         """Every scenario's runs in turn, then the extra runs: a campaign's order."""
