@@ -11,6 +11,7 @@ between-worker events and forks the next worker. Only the clock (and a pair's ba
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -261,11 +262,13 @@ class RealRun(Run):
         if self.engine.prepare is not None:  # open (and warm) what the children inherit
             self.engine.prepare(self.world.store)
         go_read, go_write = os.pipe()
+        gc.freeze()  # the child's collector leaves the inherited heap alone: no copy-on-write
         pid = os.fork()
         if pid == 0:  # the worker
             os.close(go_write)
             self._started = started
             self._child(worker, *paths, go_read, pair)
+        gc.unfreeze()
         os.close(go_read)
         return Standby(pid, paths, go_write, started)
 

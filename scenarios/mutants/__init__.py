@@ -25,7 +25,10 @@ protected call built from it under an approval given for something else). Those 
 drop a scope only a shared world tests (a key without its workflow, an approval taken for
 another run's): only a neighbour in the schedule (a second tenant, another workflow) makes them
 do harm. `canary.py` carries the signing key in its checkpoints; `deadline.py` gets the time
-budget wrong (restarted on each resume, or an old checkpoint's limits taken as what is left).
+budget wrong (restarted on each resume, or an old checkpoint's limits taken as what is left);
+`stale.py` sends on a lease that lapsed after its `started` mark (only a pause there shows it);
+`graceful.py` is right under every in-process death and wrong under a `SIGKILL` (a process-wide
+table of what was sent, a lease freed in a `finally`).
 """
 
 from __future__ import annotations
