@@ -31,6 +31,7 @@ def test_a_campaign_runs_the_scenarios_named_with_the_options_given(
         named=False,
         deploys=False,
         interleave=False,
+        real_pass=False,
         explore="0",
         workdir=tmp_path,
     )

@@ -159,7 +159,8 @@ def test_marker_on_a_catalogue_scenario_passes_and_runs_without_asking(
             pass
 
         @pytest.mark.killpoint(
-            double=False, network=False, named=False, deploys=False, interleave=False, explore="0"
+            double=False, network=False, named=False, deploys=False, interleave=False,
+            real_pass=False, explore="0",
         )
         def test_marker_configures_the_fixture(killpoint_campaign):
             result = killpoint_campaign("email")
