@@ -5,20 +5,21 @@ scenarios (`harness.plan.Plan.smallest_first`): every clean run, then the named 
 each operator control on the stops they reached (`harness.operators`), then every single crash
 (the riskiest crash points of every scenario before the next risk of any), then every network
 fault, then the real-tier pass (`harness.real_pass`: a few of the singles' deaths by SIGKILL,
-after the in-process runs that catch most mutants at a quarter of the cost), then a first pass
-of the exploration's generated schedules (`harness.explore`, a violation shrunk), then every
-paired worker and paired crash, then the rest of the exploration (`FIRST_PASS` says why it is
-split), then the operators again, on the exploration's stops too, with crashes in and after
-each control. It stops at the first run any checker (or a named case's expected recovery)
-judges false. The order makes the failing schedule minimal by construction: no smaller
-schedule in the plan was judged false before it.
+after the in-process runs that catch most mutants at a quarter of the cost), then two workers
+with the first paused right after an effect's `started` (few, where no store fence helps), then
+a first pass of the exploration's generated schedules (`harness.explore`, a violation shrunk),
+then every other paired worker and paired crash, then the rest of the exploration
+(`FIRST_PASS` says why it is split), then the operators again, on the exploration's stops too,
+with crashes in and after each control. It stops at the first run any checker (or a named
+case's expected recovery) judges false. The order makes the failing schedule minimal by
+construction: no smaller schedule in the plan was judged false before it.
 Nothing is random, so the same hunt gives the same answer twice.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from killpoint.harness.campaign import Campaign, CampaignConfig, exploration
 from killpoint.harness.explore import Budget
 from killpoint.harness.operators import searches as operator_searches
 from killpoint.harness.options import EXPLORE
-from killpoint.harness.plan import Plan
+from killpoint.harness.plan import Plan, PlannedRun
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import MutantResult, RunResult
 from killpoint.harness.scenario import Scenario
@@ -118,11 +119,9 @@ def _hunted(
     if not operated:
         yield from _operated(campaign, made, crashes=False, explored=False, only=EARLY)
     yield from _real(campaign, plan, made)  # a few of the singles' deaths again, real ones
+    yield from _planned(campaign, plan.stale_starts(), made)
     yield from _explored(campaign, plan, first, 0, made)
-    for planned in plan.paired():
-        result, _ = campaign.execute_planned(planned)
-        made[0] += 1
-        yield result, made[0]
+    yield from _planned(campaign, plan.paired(), made)
     yield from _explored(campaign, plan, rest, 1, made)
     yield from _operated(campaign, made, crashes=True, explored=True)
 
@@ -130,10 +129,18 @@ def _hunted(
 def _real(campaign: Campaign, plan: Plan, made: list[int]) -> Iterator[tuple[RunResult, int]]:
     """The real-tier pass (`harness.real_pass`) over every scenario, in turn."""
     for scenario in campaign.config.scenarios:
-        for planned in campaign.real_runs(scenario, plan.recordings[scenario.name]):
-            result, _ = campaign.execute_planned(planned)
-            made[0] += 1
-            yield result, made[0]
+        yield from _planned(
+            campaign, campaign.real_runs(scenario, plan.recordings[scenario.name]), made
+        )
+
+
+def _planned(
+    campaign: Campaign, runs: Iterable[PlannedRun], made: list[int]
+) -> Iterator[tuple[RunResult, int]]:
+    for planned in runs:
+        result, _ = campaign.execute_planned(planned)
+        made[0] += 1
+        yield result, made[0]
 
 
 def _operated(

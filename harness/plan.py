@@ -414,8 +414,10 @@ class Plan:
     def smallest_first(self) -> Iterator[PlannedRun]:
         """The same runs by schedule size across every scenario (a hunt's order, unsharded):
         every recording, the named cases, every single crash (the riskiest crash points of
-        every scenario before the next risk of any), network faults, pairs, doubles."""
+        every scenario before the next risk of any), network faults, the pauses at an effect's
+        `started`, the other pairs, doubles."""
         yield from self.shallow()
+        yield from self.stale_starts()
         yield from self.paired()
 
     def shallow(self) -> Iterator[PlannedRun]:
@@ -433,23 +435,35 @@ class Plan:
         if options.network:
             yield from (run for s in chosen for run in network(s, self.recordings[s.name]))
 
+    def stale_starts(self) -> Iterator[PlannedRun]:
+        """Two workers after each single crash, the first paused right after an effect's
+        `started` (`pauses`): few, and the one window no fence of the store's closes, so a hunt
+        makes them right after the single crashes."""
+        yield from self._each(((pauses, {"started": True}, self.options.interleave),))
+
     def paired(self) -> Iterator[PlannedRun]:
-        """A hunt's second part: two workers after each single crash (paused at an effect's
-        `started`, at the lease, then at the other places they can act stale), then a second
-        crash. The pauses at `started` come first: few, and the window no store fence closes."""
+        """A hunt's later part: two workers after each single crash (paused at the lease, then
+        at the other places they can act stale), then a second crash."""
         options = self.options
-        phases: tuple[tuple[Callable[..., Iterator[PlannedRun]], dict[str, bool], bool], ...] = (
-            (pauses, {"started": True}, options.interleave),
-            (interleavings, {}, options.interleave),
-            (pauses, {"started": False}, options.interleave),
-            (doubles, {}, options.double),
+        yield from self._each(
+            (
+                (interleavings, {}, options.interleave),
+                (pauses, {"started": False}, options.interleave),
+                (doubles, {}, options.double),
+            )
         )
+
+    def _each(
+        self,
+        phases: Iterable[tuple[Callable[..., Iterator[PlannedRun]], dict[str, bool], bool]],
+    ) -> Iterator[PlannedRun]:
+        """Each wanted phase over every scenario in turn, from the singles' recoveries."""
         for phase, only, wanted in phases:
             if wanted:
                 for s in self.scenarios:
                     made = self.recoveries.get(s.name, [])
                     total = len(first_hits(self.recordings[s.name]))
-                    yield from phase(s, made, options, total, **only)
+                    yield from phase(s, made, self.options, total, **only)
 
     def campaign(self, extra: Iterable[PlannedRun] = ()) -> Iterator[PlannedRun]:
         """Every scenario's runs in turn, then the extra runs: a campaign's order."""

@@ -16,16 +16,16 @@ from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
 
 ORDER = [
-    *("clean", "named", "generated", "single", "network", "real"),
+    *("clean", "named", "generated", "single", "network", "real", "pair"),
     *("generated", "pair", "double", "generated"),
 ]
 
 
 def test_the_plan_runs_smallest_schedules_first(tmp_path: Path) -> None:
     """Clean runs, named cases, the operators' reconcile and retry on the named cases' stops,
-    single crashes, network faults, the real-tier pass, a first pass of generated schedules,
-    paired workers and crashes, the rest of the generated schedules and then every operator
-    control."""
+    single crashes, network faults, the real-tier pass, the pauses at an effect's `started`, a
+    first pass of generated schedules, the other paired workers and crashes, the rest of the
+    generated schedules and then every operator control."""
     runs: list[RunResult] = []
     outcome = hunt_outcome(
         REFERENCE, [CATALOGUE["email"]], tmp_path, double_limit=10, on_run=runs.append
