@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from killpoint.harness.checkers import check_all
+from killpoint.harness.expectation import expectation as expectation
 from killpoint.harness.explore import Budget, Exploration, menu
 from killpoint.harness.history import History
 from killpoint.harness.measures import measure
@@ -33,12 +34,12 @@ from killpoint.harness.results import (
     RunKind,
     RunResult,
     ScenarioCoverage,
-    Verdict,
     combine,
 )
-from killpoint.harness.runner import run_schedule
-from killpoint.harness.scenario import Expect, NotApplicable, Scenario
+from killpoint.harness.scenario import Expect, Scenario
 from killpoint.harness.schedule import FaultSchedule, Tier, save_schedule
+from killpoint.harness.tiers import open_world as open_world
+from killpoint.harness.tiers import run_in_tier as run_in_tier
 from killpoint.harness.world import World
 
 
@@ -388,66 +389,6 @@ def _coverage(recording: History, done: list[tuple[PlannedRun, RunResult]]) -> S
         violations=sum(1 for _, r in done if r.valid is False),
         outcome_by_boundary=outcomes | {"(clean)": _outcome(recorded)},
     )
-
-
-def open_world(tier: Tier, workdir: Path, store_url: str | None) -> World:
-    if tier == "real":
-        from killpoint.harness.realtier import open_real_world
-
-        return open_real_world(workdir, store_url)
-    return World.open(workdir, store_url)
-
-
-def run_in_tier(
-    world: World, scenario: Scenario, schedule: FaultSchedule, engine: EngineSpec
-) -> History:
-    """Run a schedule in the tier it names (a replayed schedule keeps its tier)."""
-    if schedule.tier == "real":
-        from killpoint.harness.realtier import run_schedule_real
-
-        return run_schedule_real(world, scenario, schedule, engine)
-    return run_schedule(world, scenario, schedule, engine)
-
-
-def expectation(history: History, expect: Expect) -> Verdict:
-    """The seed's expected recovery for a named case, as one more verdict; unknown (not
-    applicable) when the case's premise did not happen to this engine — a tampering it cannot
-    stage, a crash point it never reaches — or the case asks of it what it does not keep."""
-    premise = _missing_premise(history)
-    problem = premise or expect(history)
-    if problem is None:
-        return Verdict(checker="expected_recovery", valid=True)
-    if isinstance(problem, NotApplicable):
-        return Verdict(
-            checker="expected_recovery", valid="unknown", summary=f"not applicable: {problem}"
-        )
-    return Verdict(
-        checker="expected_recovery",
-        valid=False,
-        summary=problem,
-        evidence=[f"{history.schedule.describe()}: {problem}"],
-    )
-
-
-def _missing_premise(history: History) -> NotApplicable | None:
-    paired = history.schedule.interleave and history.schedule.tier == "inprocess"
-    if paired and SHARED_PROCESS in history.lacks:
-        return NotApplicable("the engine runs one worker per process: two need the real tier")
-    unstaged = [t.kind for t in history.tampered if not t.applied]
-    if unstaged:
-        return NotApplicable(
-            f"the engine under test cannot stage {', '.join(unstaged)}: nothing was tampered, "
-            "so the case's recovery was not exercised"
-        )
-    reached = {(h.worker, h.step, h.boundary, h.occurrence) for h in history.hits}
-    faults = [(c, "crash") for c in history.schedule.crashes]
-    faults += [(j.at, "clock jump") for j in history.schedule.clock_jumps]
-    for point, what in faults:
-        if (point.worker, point.step, point.boundary, point.occurrence) not in reached:
-            return NotApplicable(
-                f"the engine never reached {point.label()}: the case's {what} did not happen"
-            )
-    return None
 
 
 def _outcome(result: RunResult) -> str:

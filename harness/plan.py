@@ -7,7 +7,8 @@ single crash per hit (the riskiest first, see `crash_risk`), two workers after e
 first paused at its lease, and at each place its recovery can still act stale, `pauses`) and a
 second crash in each recovery (all while they fit `double_limit`, a seeded sample beyond),
 each network fault mode on each mutating request, and the scenario's named cases; a sample of
-them beside neighbours (`harness.neighbour_plan`). No world, no I/O: histories come in as data,
+them beside neighbours (`harness.neighbour_plan`); the runs of two are `harness.pair_plan`'s, and
+what a plan is made of `harness.planned`'s. No world, no I/O: histories come in as data,
 planned runs go out as schedules.
 
 The campaign runs the plan scenario by scenario and judges each run (`Plan.scenario_runs`), a
@@ -19,21 +20,19 @@ machine draw from its menu (`harness.recording`, re-exported here).
 from __future__ import annotations
 
 import itertools
-import math
-import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from killpoint.fake_services.faults import FaultPlan, FaultRule
-from killpoint.harness.contract import boundaries as b
 from killpoint.harness.deploy_plan import deploy_runs
 from killpoint.harness.ground_truth import MUTATIONS
-from killpoint.harness.history import History, HitRecord
+from killpoint.harness.history import History
 from killpoint.harness.lies import sampled
 from killpoint.harness.neighbour_plan import beside_named, beside_singles
+from killpoint.harness.pair_plan import doubles, guessed_pauses, interleavings, pauses, share
+from killpoint.harness.planned import PlannedRun, PlanOptions
 from killpoint.harness.recording import (
-    CHECKPOINT_DONE,
     DEDUPING,
     NETWORK_MODES,
     ROUTINE,
@@ -51,9 +50,8 @@ from killpoint.harness.recording import (
     stale_windows,
     targets,
 )
-from killpoint.harness.results import RunKind
-from killpoint.harness.scenario import Expect, Scenario
-from killpoint.harness.schedule import FaultSchedule, Interleave, Lie, Tier
+from killpoint.harness.scenario import Scenario
+from killpoint.harness.schedule import FaultSchedule, Lie
 
 __all__ = [
     "DEDUPING",
@@ -67,8 +65,11 @@ __all__ = [
     "Risk",
     "Target",
     "crash_risk",
+    "doubles",
     "first_hits",
+    "interleavings",
     "network_modes",
+    "pauses",
     "point",
     "recovery",
     "recovery_only",
@@ -77,42 +78,6 @@ __all__ = [
     "stale_windows",
     "targets",
 ]
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    """What shapes a plan besides what the runs showed (a campaign's options, in short)."""
-
-    tier: Tier = "inprocess"
-    seed: int = 0
-    double_limit: int = 150  # paired crashes (and interleavings) per scenario; beyond: a sample
-    double: bool = True
-    interleave: bool = True  # in the in-process tier only…
-    network: bool = True
-    named: bool = True
-    deploys: bool = False  # a deploy campaign's runs too (`harness.deploy_plan`)
-    real_pairs: bool = False  # …but for an engine of one worker per process, in the real tier
-    lies: bool = True  # a sample of single crashes is told lying start messages (`harness.lies`)
-    neighbours: bool = True  # a sample of runs beside neighbours (`harness.neighbour_plan`)
-    pauses: bool = True  # with the pairs: the first recoverer paused where it can act stale
-
-    @property
-    def pairs(self) -> bool:
-        """Whether two workers recover at once: asked, and in the in-process tier (or the
-        real tier's, for an engine of one worker per process)."""
-        return self.interleave and (self.tier == "inprocess" or self.real_pairs)
-
-
-@dataclass(frozen=True)
-class PlannedRun:
-    """One run of the plan: what to run, what kind of run it is, what else to judge it by."""
-
-    scenario: Scenario
-    kind: RunKind
-    schedule: FaultSchedule
-    expect: Expect | None = None  # a named case's expected recovery
-    hit: HitRecord | None = None  # the recording's hit a single crash dies at
-    risk: Risk | None = None  # a single crash's risk
 
 
 # -- the phases ------------------------------------------------------------------------------
@@ -160,114 +125,6 @@ def _told(run: PlannedRun, lies: tuple[Lie, ...]) -> PlannedRun:
 
 def _risk(run: PlannedRun) -> int:
     return -1 if run.risk is None else int(run.risk)
-
-
-def in_hit_order(recoveries: Iterable[Recovery]) -> list[Recovery]:
-    """Single crashes and their recoveries in the order of the hits they crashed: paired
-    crashes and interleavings follow the first crash's place in the workflow, not its risk,
-    since what they add is a second death or worker in the recovery, whose risk the first
-    crash's boundary does not tell (two workers after a crash at the lease are where a
-    missing fencing token shows)."""
-    return sorted(recoveries, key=lambda r: r.position)
-
-
-def _chosen(
-    scenario: Scenario,
-    recoveries: Iterable[Recovery],
-    options: PlanOptions,
-    total: int,
-    kind: str,
-    among: Callable[[Recovery], list[int]] | None = None,
-) -> Iterator[tuple[Recovery, int]]:
-    """Per single crash in hit order, which of its recovery's hits (numbered from 0; `among`
-    those, if given) to use: all while they fit the scenario's share of `double_limit`, else a
-    sample seeded by the single alone, so a shard makes of its singles what the whole campaign
-    makes of them."""
-    cap = _cap(options, total)
-    for rec in in_hit_order(recoveries):
-        chosen = list(range(len(rec.hits))) if among is None else among(rec)
-        if len(chosen) > cap:
-            salt = "" if kind == "double" else f":{kind}"
-            rng = random.Random(f"{options.seed}:{scenario.name}:{rec.single.run_id}{salt}")
-            chosen = sorted(rng.sample(chosen, cap))
-        yield from ((rec, n) for n in chosen)
-
-
-def _cap(options: PlanOptions, total: int) -> int:
-    """How many of its recovery's hits each single gets, in each phase drawn from them."""
-    return max(1, math.ceil(options.double_limit / (total or 1)))
-
-
-def _guessed_pauses(hits: Sequence[HitRecord]) -> list[int]:
-    """Per hit, a guess at the pauses of a recovery from a crash there, before it is seen: the
-    windows of the crash's step (`stale_windows`) from the crash on (the effects resolved
-    before it are not sent again) and its reads from the step's beginning (a read is made
-    again), and a reconciling lookup if the crash left an effect started and not resolved."""
-    start, doubt, found = 0, False, []
-    for n, hit in enumerate(hits):
-        if hit.boundary == CHECKPOINT_DONE:
-            start = n + 1
-        doubt = hit.boundary in (b.STARTED_COMMITTED, b.RESPONSE_READ) or (
-            doubt and hit.boundary != b.RECEIPT_COMMITTED
-        )
-        again = [
-            h for k, h in enumerate(hits[start:], start) if k >= n or h.boundary == b.READ_RETURNED
-        ]
-        found.append(len(stale_windows(again)) + doubt)
-    return found
-
-
-def doubles(
-    scenario: Scenario, recoveries: Iterable[Recovery], options: PlanOptions, singles_total: int
-) -> Iterator[PlannedRun]:
-    """A second crash in each first recovery, at the j-th hit of that recovery."""
-    for rec, j in _chosen(scenario, recoveries, options, singles_total, "double"):
-        first = rec.single
-        update = {"run_id": f"double-{rec.name}-{j}", "crashes": (*first.crashes, rec.hits[j])}
-        yield PlannedRun(scenario, "double", first.model_copy(update=update))
-
-
-def interleavings(
-    scenario: Scenario, recoveries: Iterable[Recovery], options: PlanOptions, singles_total: int
-) -> Iterator[PlannedRun]:
-    """After a single crash, two workers recover at once: the first takes the lease and is
-    paused past its expiry, the second runs k boundary hits (k = 1 .. the recovery's length),
-    then the first wakes up and carries on. They are threads of the in-process tier; only for
-    an engine that runs one worker per process (DBOS), which cannot have two there, are they
-    two worker processes of the real tier."""
-    if not options.pairs:
-        return
-    for rec, n in _chosen(scenario, recoveries, options, singles_total, "pair"):
-        pair = Interleave(after_worker=0, switch_at=(0, n + 1), pause_expires_lease=True)
-        update = {"run_id": f"pair-{rec.name}-{n + 1}", "interleave": pair}
-        yield PlannedRun(scenario, "pair", rec.single.model_copy(update=update))
-
-
-def pauses(
-    scenario: Scenario,
-    recoveries: Iterable[Recovery],
-    options: PlanOptions,
-    singles_total: int,
-    started: bool | None = None,
-) -> Iterator[PlannedRun]:
-    """After a single crash, two workers recover at once, the first paused right after a hit
-    where a stale owner can still act (`STALE_WINDOWS`: an effect's `started`, a read, a
-    reconciling lookup, a response read before its receipt) and past its lease's expiry; the
-    second takes over and runs to its end; then the first wakes up. An engine that checks its
-    lease only at its store's writes sends, from `started`, an effect the new owner already
-    resolved. A pair per such hit of each recovery (`pause-<single>-<hit>`), as many as the
-    pairs at the lease may have (`double_limit`'s share, a sample seeded per single beyond).
-    `started` True or False keeps only the pauses at an effect's `started`, or only the others
-    (a hunt makes the former first: the one window the store's fence cannot close)."""
-    if not (options.pauses and options.pairs):
-        return
-    chosen = _chosen(scenario, recoveries, options, singles_total, "pause", Recovery.stale_windows)
-    for rec, n in chosen:
-        if started is not None and (rec.hits[n].boundary == b.STARTED_COMMITTED) != started:
-            continue
-        pair = Interleave(after_worker=0, switch_at=(n,), pause_expires_lease=True)
-        update = {"run_id": f"pause-{rec.name}-{n}", "interleave": pair}
-        yield PlannedRun(scenario, "pair", rec.single.model_copy(update=update))
 
 
 def network(scenario: Scenario, recording: History) -> Iterator[PlannedRun]:
@@ -390,8 +247,8 @@ class Plan:
             ranked = sorted(range(len(hits)), key=lambda n: _risk(hits[n]))  # `singles` order
             seen = {r.name: r for r in self.recoveries.get(scenario.name, [])}
             first = first_hits(recording)
-            guessed = _guessed_pauses(first)
-            cap = _cap(options, len(hits))
+            guessed = guessed_pauses(first)
+            cap = share(options, len(hits))
             made = [ranked[k] for k in mine(len(ranked))]
             for n in made:
                 rec = seen.get(str(n))

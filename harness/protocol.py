@@ -312,6 +312,10 @@ SHARED_PROCESS = "second worker per process"
 # its queue): a neighbour's worker may do the run's work, signed as the neighbour, so the plan
 # gives it no neighbours (`harness.neighbour_plan`) and isolation beside one is unknown.
 ANY_WORKFLOW = "one workflow per worker"
+# What an engine lacks whose workers cannot run in a forked child (a runtime that does not
+# survive a fork: Temporal's Rust core crashes now and then in one): no real-tier pass
+# (`harness.real_pass`) in its in-process campaigns and hunts.
+FORKED = "a worker in a forked process"
 ReaderFactory = Callable[[StoreHandle], HistoryReader]
 # Alter the latest durable state of a workflow the way the named kind says; the sequence of the
 # checkpoint it altered, or None if this engine cannot stage that kind.

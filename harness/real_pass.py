@@ -27,16 +27,13 @@ from killpoint.harness.contract import boundaries as b
 from killpoint.harness.ground_truth import MUTATIONS
 from killpoint.harness.history import History
 from killpoint.harness.plan import PlannedRun, Risk, crash_risk, first_hits, point
-from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.protocol import FORKED, EngineSpec
 from killpoint.harness.results import RunKind
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
 
 __all__ = ["FORKED", "real_pass", "skipped"]
 
-# What an engine lacks whose workers cannot run in a forked child (a runtime that does not
-# survive a fork and cannot be rebuilt in one): the pass is skipped for it, with this reason.
-FORKED = "a worker in a forked process"
 KIND: RunKind = "real"
 
 

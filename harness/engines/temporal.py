@@ -59,6 +59,7 @@ from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.killswitch import Killed
 from killpoint.harness.protocol import (
     ANY_WORKFLOW,
+    FORKED,
     CheckpointRecord,
     EngineSpec,
     StoreHandle,
@@ -355,5 +356,6 @@ def spec(variant: str) -> EngineSpec:
         reset=reset,
         ref=ref,
         description=f"Temporal {variant}: an activity per step, the event history as checkpoint",
-        lacks=LACKS | {ANY_WORKFLOW},  # a worker takes any task of the run's queue
+        # a worker takes any task of the run's queue; its Rust core does not survive a fork
+        lacks=LACKS | {ANY_WORKFLOW, FORKED},
     )

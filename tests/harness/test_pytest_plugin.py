@@ -158,10 +158,8 @@ def test_marker_on_a_catalogue_scenario_passes_and_runs_without_asking(
         def test_email_without_fixture():
             pass
 
-        @pytest.mark.killpoint(
-            double=False, network=False, named=False, deploys=False, interleave=False,
-            real_pass=False, explore="0",
-        )
+        @pytest.mark.killpoint(double=False, network=False, named=False, deploys=False,
+                               interleave=False, real_pass=False, explore="0")
         def test_marker_configures_the_fixture(killpoint_campaign):
             result = killpoint_campaign("email")
             assert {r.kind for r in result.runs} == {"clean", "single"}
