@@ -133,26 +133,7 @@ class Journal:
         origin: str | None = None,
     ) -> RequestRecord:
         """Record (and, outside a transaction, commit) a delivery on arrival."""
-        cursor = self.db.execute(
-            "INSERT INTO requests (service, operation, idempotency_key, business_key,"
-            " fingerprint, time, outcome, body, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                service,
-                operation,
-                idempotency_key,
-                business_key,
-                fingerprint,
-                time,
-                outcome,
-                body,
-                origin,
-            ),
-        )
-        assert cursor.lastrowid is not None
-        if self.db.private:
-            self._last = (self.db.epoch, cursor.lastrowid)
-        return RequestRecord(
-            cursor.lastrowid,
+        values = (
             service,
             operation,
             idempotency_key,
@@ -163,6 +144,15 @@ class Journal:
             body,
             origin,
         )
+        cursor = self.db.execute(
+            "INSERT INTO requests (service, operation, idempotency_key, business_key,"
+            " fingerprint, time, outcome, body, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            values,
+        )
+        assert cursor.lastrowid is not None
+        if self.db.private:
+            self._last = (self.db.epoch, cursor.lastrowid)
+        return RequestRecord(cursor.lastrowid, *values)
 
     def set_outcome(self, request_seq: int, outcome: str) -> None:
         self.db.execute("UPDATE requests SET outcome = ? WHERE seq = ?", (outcome, request_seq))

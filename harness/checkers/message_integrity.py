@@ -20,7 +20,7 @@ its checkpoints do not show their input, or it exposes none.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from pydantic import JsonValue
 
@@ -35,6 +35,7 @@ from killpoint.harness.checkers._common import (
 )
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History, LieRecord
+from killpoint.harness.lies import leaves
 from killpoint.harness.results import EvidenceRef, Verdict
 
 NAME = "message_integrity"
@@ -73,7 +74,7 @@ def _kept(history: History, told: Sequence[LieRecord]) -> Verdict | None:
             if not cp.trusted:
                 continue
             for what, value in (("input", cp.input or {}), ("outputs", cp.outputs)):
-                mark = _carried(list(_leaves(value)), lie.marks)
+                mark = _carried(list(leaves(value)), lie.marks)
                 if mark is not None:
                     return violated(
                         NAME,
@@ -95,7 +96,7 @@ def _approved(history: History, told: Sequence[LieRecord]) -> Verdict | None:
         held = [a.model_dump(mode="json") for a in history.approvals]
         held += [a for cp in history.checkpoints if cp.trusted for a in cp.approvals]
         for approval in held:
-            mark = _carried(list(_leaves(approval)), lie.marks)
+            mark = _carried(list(leaves(approval)), lie.marks)
             unasked = claimed and approval.get("status") == "granted"
             if mark is None and not (unasked and approval.get("gate") not in granted):
                 continue
@@ -138,19 +139,8 @@ def _said(request: RequestRecord) -> list[JsonValue]:
     """What a request carried: its business key and every value of its JSON body."""
     said: list[JsonValue] = [request.business_key]
     if request.body is not None:
-        said += list(_leaves(json.loads(request.body)))
+        said += list(leaves(json.loads(request.body)))
     return said
-
-
-def _leaves(value: JsonValue) -> Iterator[JsonValue]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _leaves(item)
-    else:
-        yield value
 
 
 def _carried(values: list[JsonValue], marks: Sequence[str | int]) -> str | int | None:

@@ -249,6 +249,12 @@ class Engine:
         if count <= limit:
             return cp
         why = dead_letter_reason(count, limit, cp.state, cp.status_reason)
+        return self.dead_letter(session, wf, cp, why, key)
+
+    def dead_letter(
+        self, session: Session, wf: Workflow, cp: Checkpoint, why: str, key: bytes
+    ) -> Checkpoint:
+        """Record the run dead-lettered, in a checkpoint the operator queue reads."""
         return self.commit(
             session, wf, cp, Change(cp.state, RunStatus.DEAD_LETTERED, why), None, key
         )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from killpoint.harness.contract.records import RunStatus
 from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.engine.deadletter import count_delivery, dead_letter_reason
 from killpoint.harness.engine.dispatcher import Engine
 from killpoint.harness.engine.ledger import Session
 from killpoint.harness.engine.model import Checkpoint
@@ -23,14 +22,8 @@ from killpoint.harness.engine.model import Checkpoint
 class DeadLetterOnlyReported(Engine):
     """Past the delivery limit, reports the run dead-lettered without recording it."""
 
-    def count_delivery(
-        self, session: Session, wf: Workflow, cp: Checkpoint, key: bytes
+    def dead_letter(
+        self, session: Session, wf: Workflow, cp: Checkpoint, why: str, key: bytes
     ) -> Checkpoint:
-        limit = self.settings.max_deliveries
-        if limit is None or cp.status is not RunStatus.RUNNING:
-            return cp
-        count = count_delivery(self.store, session.lease, self.clock.now())
-        if count <= limit:
-            return cp
-        why = dead_letter_reason(count, limit, cp.state, cp.status_reason)
+        """Answers dead-lettered to whoever delivered the run; writes nothing."""
         return cp.model_copy(update={"status": RunStatus.DEAD_LETTERED, "status_reason": why})
