@@ -13,6 +13,7 @@ and the runner treats a worker whose switch fired as killed even if its call ret
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections import Counter
@@ -47,6 +48,28 @@ class Hit:
 
 
 Death = Literal["raise", "sigkill"]
+
+# The process groups of engines this process runs as commands (`harness.engines.command`): a
+# death is SIGKILL of the worker's whole group, so in the real tier they go first, then itself.
+_BOUND_GROUPS: set[int] = set()
+
+
+def die_with(group: int) -> None:
+    """Process group `group` dies when a switch of this process sends SIGKILL."""
+    _BOUND_GROUPS.add(group)
+
+
+def released(group: int) -> None:
+    """Process group `group` has ended: a later death need not send it anything."""
+    _BOUND_GROUPS.discard(group)
+
+
+def latched(hook: object) -> Killed | None:
+    """The death a worker's hook (its switch, or its pair's hook around it) has delivered, or
+    been latched with by a timeout; None while the worker lives."""
+    switch = getattr(hook, "switch", hook)
+    dead = getattr(switch, "dead", None)
+    return dead if isinstance(dead, Killed) else None
 
 
 class KillSwitch:
@@ -107,5 +130,8 @@ class KillSwitch:
                 worker=self.worker, step=step, boundary=boundary, occurrence=occurrence
             )
             if self.death == "sigkill":
+                for group in list(_BOUND_GROUPS):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(group, signal.SIGKILL)
                 os.kill(os.getpid(), signal.SIGKILL)
             raise self.kill(point)

@@ -36,9 +36,14 @@ def resolve_scenarios(given: str | Scenario | Iterable[str | Scenario] | None) -
     return chosen
 
 
-def every_scenario(given: Iterable[str | Scenario]) -> list[Scenario]:
-    """The scenarios named, or every installed one when none is."""
-    return resolve_scenarios(list(given)) or list(installed().scenarios.values())
+def every_scenario(
+    given: Iterable[str | Scenario], engine: EngineSpec | None = None
+) -> list[Scenario]:
+    """The scenarios named, or those the engine implements (`EngineSpec.scenarios`: a
+    command engine's own business logic), or every installed one."""
+    return resolve_scenarios(list(given) or list(engine.scenarios if engine else ())) or list(
+        installed().scenarios.values()
+    )
 
 
 def resolve_engine(ref: Any) -> EngineSpec:
@@ -70,6 +75,7 @@ def run_campaign(
     ref = engine if isinstance(engine, str) else None
     chosen = CampaignOptions().merged({"engine": ref, **options})
     folder = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="killpoint-"))
-    named = every_scenario(scenarios or chosen.scenarios)  # positional, or scenarios=(…)
-    config = chosen.config(named, folder, resolve_engine(engine), on_run)
+    spec = resolve_engine(engine)
+    named = every_scenario(scenarios or chosen.scenarios, spec)  # positional, or scenarios=(…)
+    config = chosen.config(named, folder, spec, on_run)
     return jobs.run_campaign(config, chosen.jobs)

@@ -316,6 +316,10 @@ ANY_WORKFLOW = "one workflow per worker"
 # survive a fork: Temporal's Rust core crashes now and then in one): no real-tier pass
 # (`harness.real_pass`) in its in-process campaigns and hunts.
 FORKED = "a worker in a forked process"
+# What an engine lacks that reads the wall clock, not the world clock it is offered
+# (`WorkerEnv.clock`, a command's `KILLPOINT_CLOCK_URL`): a downtime or a clock jump does not
+# happen to it, so a case that needs one is not applicable and the time checks answer unknown.
+CLOCK = "the harness's clock"
 ReaderFactory = Callable[[StoreHandle], HistoryReader]
 # Alter the latest durable state of a workflow the way the named kind says; the sequence of the
 # checkpoint it altered, or None if this engine cannot stage that kind.
@@ -352,6 +356,8 @@ class EngineSpec:
     # what the engine does not keep ("budget", "fencing", "tenant", "ledger", "approval" …):
     # said in the report; the checks that need it answer unknown, never a violation
     lacks: frozenset[str] = frozenset()
+    # the scenarios it implements (a command engine's own business logic); empty: any of them
+    scenarios: tuple[str, ...] = ()
 
     def history_reader(self, store: StoreHandle) -> HistoryReader:
         return NoHistory() if self.reader is None else self.reader(store)

@@ -71,8 +71,8 @@ def run(
     preflight.outputs({"--report": report, "--junit": junit, "--out": out}, workdir)
     preflight.database(options.db)
     checkpoint_key(use="scratch")
-    chosen = launch.every_scenario(options.scenarios)
     engine = launch.resolve_engine(options.engine)
+    chosen = launch.every_scenario(options.scenarios, engine)
     if mutant and not mutants:
         raise KillpointError("--mutant picks the mutants that --mutants hunts: add --mutants")
     hunted_mutants = chosen_mutants(mutant)

@@ -35,21 +35,31 @@ FRAMEWORKS = {
 
 def load_engine(ref: str | None) -> EngineSpec:
     """`None` or "reference" for ours, `mutant:NAME` for a mutant of an installed catalogue,
-    a framework's name (`langgraph`, `langgraph:naive`: see `FRAMEWORKS`), otherwise import
-    `module:attr` (the current folder is on the path, so a team's own module is found)."""
+    a framework's name (`langgraph`, `langgraph:naive`: see `FRAMEWORKS`), `cmd:COMMAND` or an
+    engine file (`….toml`) for an engine that is a command (`engines.command`), otherwise
+    import `module:attr` (the current folder is on the path, so a team's own module is found)."""
     if ref is None or ref == REFERENCE_NAME:
         from killpoint.harness.engines.reference import REFERENCE
 
         return REFERENCE
     if ref.startswith("mutant:"):
         return installed().mutant(ref.removeprefix("mutant:"))
+    if ref.startswith("cmd:"):
+        from killpoint.harness.engines.command import command_engine
+
+        return command_engine(ref)
+    if ref.endswith(".toml"):
+        from killpoint.harness.engines.engine_file import file_engine
+
+        return file_engine(ref)
     framework, _, variant = ref.partition(":")
     if framework in FRAMEWORKS:
         return framework_engine(framework, variant)
     module_name, _, attr = ref.partition(":")
     if not module_name or not attr:
         raise KillpointError(
-            f"--engine wants reference, mutant:NAME or module:factory, got {ref!r}"
+            "--engine wants reference, mutant:NAME, cmd:COMMAND, an engine file (.toml) or "
+            f"module:factory, got {ref!r}"
         )
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
