@@ -111,16 +111,16 @@ def main(argv: list[str]) -> int:
             return 0
         messages = env.get("KILLPOINT_MESSAGES")
         if messages is not None:
-            for line in Path(messages).read_text().splitlines():
-                engine.start(scenario, workflow_id, json.loads(line))
+            for message in Path(messages).read_text().splitlines():
+                engine.start(scenario, workflow_id, json.loads(message))
         outcome = engine.resume(workflow_id)
-    line = {
+    said = {
         "status": outcome.status.value,
         "state": outcome.state,
         "sequence": outcome.sequence,
         "reason": outcome.reason,
     }
-    print(STATUS_PREFIX + json.dumps(line), flush=True)
+    print(STATUS_PREFIX + json.dumps(said), flush=True)
     return 0
 
 
