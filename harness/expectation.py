@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from killpoint.harness.history import History
-from killpoint.harness.protocol import SHARED_PROCESS
+from killpoint.harness.protocol import CLOCK, SHARED_PROCESS
 from killpoint.harness.results import Verdict
 from killpoint.harness.scenario import Expect, NotApplicable
 
@@ -34,6 +34,11 @@ def _missing_premise(history: History) -> NotApplicable | None:
     paired = history.schedule.interleave and history.schedule.tier == "inprocess"
     if paired and SHARED_PROCESS in history.lacks:
         return NotApplicable("the engine runs one worker per process: two need the real tier")
+    if CLOCK in history.lacks and history.schedule.moves_time:
+        return NotApplicable(
+            "the engine reads the wall clock, not the world clock: the case's downtime or "
+            "clock jump did not happen to it"
+        )
     unstaged = [t.kind for t in history.tampered if not t.applied]
     if unstaged:
         return NotApplicable(

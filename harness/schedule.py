@@ -176,6 +176,15 @@ class FaultSchedule(_Frozen):
             or self.lies
         )
 
+    @property
+    def moves_time(self) -> bool:
+        """Whether it moves the world clock past what any restart takes: a jump, a downtime
+        longer than the usual minute, a pause that lets a lease lapse. An engine that reads the
+        wall clock (`protocol.CLOCK`) lives through none of these."""
+        usual = type(self).model_fields["downtime_s"].default
+        lapses = self.interleave is not None and self.interleave.pause_expires_lease
+        return bool(self.clock_jumps) or self.downtime_s > usual or lapses
+
     def describe(self) -> str:
         parts = [c.label() for c in self.crashes]
         parts += [f"{r.service}.{r.operation}:{r.mode}" for r in self.network.rules]

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from killpoint.harness.checkers._common import unknown
 from killpoint.harness.checkers.atomic_write import check_atomic_write
 from killpoint.harness.checkers.attempts import check_attempts
 from killpoint.harness.checkers.authority import check_authority
@@ -62,6 +63,7 @@ from killpoint.harness.checkers.sequence import check_sequence
 from killpoint.harness.checkers.single_effect import check_single_effect
 from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
+from killpoint.harness.protocol import CLOCK
 from killpoint.harness.results import Verdict
 
 Checker = Callable[[History, Workflow], Verdict]
@@ -92,8 +94,20 @@ CHECKERS: dict[str, Checker] = {
 }
 
 
+# The checks that judge time on the world clock: for an engine that reads the wall clock
+# (`protocol.CLOCK`), a schedule that moves the world clock moved nothing it knows of.
+TIMED = frozenset({"deadline_kept", "authority"})
+
+
 def check_all(history: History, workflow: Workflow) -> list[Verdict]:
-    return [checker(history, workflow) for checker in CHECKERS.values()]
+    untimed = CLOCK in history.lacks and history.schedule.moves_time
+    return [
+        unknown(name, WALL_CLOCK) if untimed and name in TIMED else checker(history, workflow)
+        for name, checker in CHECKERS.items()
+    ]
+
+
+WALL_CLOCK = "the engine reads the wall clock: the schedule's time moves did not happen to it"
 
 
 __all__ = ["CHECKERS", "Checker", "check_all"]

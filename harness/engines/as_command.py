@@ -25,9 +25,10 @@ from killpoint.harness.catalogue import installed
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import DeployNotice, Versions
 from killpoint.harness.contract.secrets import CHECKPOINT_KEY_ENV, SERVICE_TOKEN_ENV, Secrets
-from killpoint.harness.engines.command import STATUS_PREFIX
+from killpoint.harness.engines.command import ERROR_PREFIX, STATUS_PREFIX
 from killpoint.harness.engines.registry import load_engine
-from killpoint.harness.protocol import Recorded, StoreHandle, WorkerEnv
+from killpoint.harness.protocol import EngineUnderTest, Recorded, StoreHandle, WorkerEnv
+from killpoint.harness.scenario import Scenario
 
 
 class HookOverHttp:
@@ -100,20 +101,25 @@ def main(argv: list[str]) -> int:
                 service_token=env.get(SERVICE_TOKEN_ENV, ""),
             ),
         )
-        engine = spec.factory(worker, scenario)
-        if env["KILLPOINT_ACTION"] == "grant":
-            engine.grant(
-                workflow_id,
-                env["KILLPOINT_GATE"],
-                env["KILLPOINT_ACTOR"],
-                float(env["KILLPOINT_TTL_S"]),
-            )
-            return 0
-        messages = env.get("KILLPOINT_MESSAGES")
-        if messages is not None:
-            for message in Path(messages).read_text().splitlines():
-                engine.start(scenario, workflow_id, json.loads(message))
-        outcome = engine.resume(workflow_id)
+        try:
+            return _act(spec.factory(worker, scenario), scenario, workflow_id)
+        except KillpointError as exc:  # a stop in the engine's words, not its crash
+            print(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}", flush=True)
+            return 1
+
+
+def _act(engine: EngineUnderTest, scenario: Scenario, workflow_id: str) -> int:
+    """Grant, or take the start messages and resume, as the action asks."""
+    env = os.environ
+    if env["KILLPOINT_ACTION"] == "grant":
+        gate, actor, ttl = env["KILLPOINT_GATE"], env["KILLPOINT_ACTOR"], env["KILLPOINT_TTL_S"]
+        engine.grant(workflow_id, gate, actor, float(ttl))
+        return 0
+    messages = env.get("KILLPOINT_MESSAGES")
+    if messages is not None:
+        for message in Path(messages).read_text().splitlines():
+            engine.start(scenario, workflow_id, json.loads(message))
+    outcome = engine.resume(workflow_id)
     said = {
         "status": outcome.status.value,
         "state": outcome.state,

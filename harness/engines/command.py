@@ -6,7 +6,8 @@ variables are listed in `docs/any-language.md`): the workflow id, its start mess
 tenant, a work folder and a database URL for the engine's own durable storage, the services'
 URLs, a hook URL and a clock URL, all served by the worker's door (`harness.gateway`). The
 command starts the workflow if its storage does not hold it, or resumes it, and ends printing
-one status line (`killpoint-status {"status": …, "state": …}`) and exiting 0.
+one status line (`killpoint-status {"status": …, "state": …}`) and exiting 0, or a line
+`killpoint-error WHY` for a stop in its own words; any other end is the engine's failure.
 
 Every request the command sends the services is a transport boundary, and a hook call one it
 reports itself: at the scheduled one the harness kills the engine's whole process group with
@@ -39,6 +40,9 @@ from killpoint.harness.protocol import CLOCK, EngineSpec, WorkerEnv
 from killpoint.harness.scenario import Scenario
 
 STATUS_PREFIX = "killpoint-status "
+# A stop the engine reports in its own words (an outcome it cannot tell, a definition it
+# cannot run), not a crash: the worker ends in error, as an in-process `KillpointError` does.
+ERROR_PREFIX = "killpoint-error "
 Action = Literal["start", "grant", "history"]
 _POLL_S = 0.2  # how soon a worker latched dead elsewhere (a timeout) has its process killed
 _TAIL = 2_000  # characters of a failed command's output kept as its failure
@@ -187,9 +191,13 @@ class CommandWorker:
                 _close_mcp(endpoint)
         if door.death is not None:
             raise door.death
+        said = out.read_text(errors="replace")
+        stops = [x for x in said.splitlines() if x.startswith(ERROR_PREFIX)]
+        if stops:
+            raise KillpointError(stops[-1].removeprefix(ERROR_PREFIX))
         if code != 0:
             raise CommandFailed(_failure(argv, code, out, err))
-        return out.read_text(errors="replace")
+        return said
 
     def _workers(self) -> Path:
         folder = self.env.workdir / "command-workers"

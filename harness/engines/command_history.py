@@ -36,6 +36,10 @@ _KINDS: dict[str, type[BaseModel]] = {
 }
 
 
+class Malformed(Exception):
+    """A history line that is no record of the schema."""
+
+
 class CommandHistory:
     """The records the history command prints, read once per workflow."""
 
@@ -115,24 +119,24 @@ def parse_history(text: str, said: str, workflow_id: str = "") -> History:
             continue
         try:
             _add(history, json.loads(line), workflow_id)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, Malformed) as exc:
             raise KillpointError(f"{said}, line {number}: {_problem(exc)}") from None
     return history
 
 
 def _add(history: History, doc: Any, workflow_id: str) -> None:
     if not isinstance(doc, dict):
-        raise TypeError("not a JSON object")
+        raise Malformed("not a JSON object")
     kind = doc.pop("record", None)
     if kind == "compacted":
         below = doc.get("below")
         if not isinstance(below, int) or isinstance(below, bool) or set(doc) != {"below"}:
-            raise TypeError('a compacted record is {"record": "compacted", "below": N}')
+            raise Malformed('a compacted record is {"record": "compacted", "below": N}')
         history.compacted_below = max(history.compacted_below, below)
         return
     if kind not in _KINDS:
         known = ", ".join([*_KINDS, "compacted"])
-        raise KeyError(f'"record" must be one of {known}, got {kind!r}')
+        raise Malformed(f'"record" must be one of {known}, got {kind!r}')
     if kind != "checkpoint":
         doc.setdefault("workflow_id", workflow_id)
     record = _KINDS[kind].model_validate(doc, strict=False)
@@ -151,7 +155,7 @@ def _problem(exc: Exception) -> str:
         )
     if isinstance(exc, json.JSONDecodeError):
         return f"not JSON ({exc.msg}, column {exc.colno})"
-    return str(exc).strip("'\"")
+    return str(exc)
 
 
 def history_reader(command: Command, *, ledger: bool) -> ReaderFactory:
