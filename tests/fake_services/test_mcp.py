@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import select
 import signal
 import sys
@@ -22,9 +23,10 @@ from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Tool
 
+from killpoint import fake_services
 from killpoint.fake_services import FaultMode, InProcessServices, ServiceProcess
 from killpoint.fake_services.faults import OPERATIONS, ORIGIN_HEADER
-from killpoint.fake_services.mcp import McpEndpoint, shared_endpoint
+from killpoint.fake_services.mcp import TOOLS, McpEndpoint, shared_endpoint
 from tests.fake_services.conftest import plan, rule
 
 CHARGE = {"order_id": "o1", "amount_cents": 1200, "currency": "EUR", "idempotency_key": "k1"}
@@ -299,3 +301,17 @@ def test_stdio_serves_the_same_tools_against_a_real_server(tmp_path: Path) -> No
         assert text(lost).startswith("outcome unknown:")  # the server's plan met the MCP call
         keys = [e.idempotency_key for e in server.journal.applied_effects("payments")]
         assert keys == ["k1", "k2"]
+
+
+def test_the_readme_table_lists_every_tool_with_its_arguments() -> None:
+    readme = Path(fake_services.__file__).parent / "README.md"
+    rows = re.findall(r"^\| `(\w+)` \| ((?:`\w+\??` ?)+) \|", readme.read_text(), re.MULTILINE)
+    documented = {name: set(args.split()) for name, args in rows}
+    actual: dict[str, set[str]] = {}
+    for spec in TOOLS:
+        schema = spec.input_schema()
+        required = set(schema.get("required", []))
+        actual[spec.name] = {
+            f"`{arg}`" if arg in required else f"`{arg}?`" for arg in schema["properties"]
+        }
+    assert documented == actual
