@@ -103,8 +103,14 @@ class McpEndpoint:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((HOST, 0))
+        # log_config=None: the process is the harness's, its logging is not ours to configure
         config = uvicorn.Config(
-            self._app(), log_level="warning", access_log=False, timeout_graceful_shutdown=2
+            self._app(),
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",  # the SDK's session manager runs in it: no lifespan, no server
+            timeout_graceful_shutdown=2,
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(

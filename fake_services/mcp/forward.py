@@ -24,7 +24,8 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from killpoint.fake_services.faults import DROP_HEADER
-from killpoint.fake_services.mcp.catalogue import ToolArgs, ToolSpec
+from killpoint.fake_services.mcp.arguments import ToolArgs
+from killpoint.fake_services.mcp.catalogue import ToolSpec
 from killpoint.fake_services.transport import loopback_transport
 
 REJECTED = "rejected:"

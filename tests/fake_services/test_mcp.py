@@ -24,7 +24,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Tool
 
 from killpoint import fake_services
-from killpoint.fake_services import FaultMode, InProcessServices, ServiceProcess
+from killpoint.fake_services import (
+    CmsClient,
+    FaultMode,
+    InProcessServices,
+    PaymentsClient,
+    ServiceProcess,
+)
 from killpoint.fake_services.faults import OPERATIONS, ORIGIN_HEADER
 from killpoint.fake_services.mcp import TOOLS, McpEndpoint, shared_endpoint
 from tests.fake_services.conftest import plan, rule
@@ -120,6 +126,21 @@ def test_the_same_key_twice_is_one_charge(url: str, services: InProcessServices)
     assert first.structured_content == second.structured_content
     assert len(services.journal.applied_effects("payments")) == 1
     assert [r.outcome for r in services.journal.requests()] == ["applied", "replayed"]
+
+
+def test_an_mcp_call_fingerprints_as_the_typed_client_call(
+    url: str, services: InProcessServices
+) -> None:
+    with services.client() as http:
+        PaymentsClient(http).create_charge("k1", "o1", 1200, "EUR")
+        CmsClient(http).create_post("s", "t", "b")
+    assert not call(url, "payments_create_charge", CHARGE).is_error  # replayed, not refused
+    call(url, "cms_create_post", {"slug": "s", "title": "t", "body": "b"})
+    charges = services.journal.requests("payments")
+    posts = services.journal.requests("cms")
+    assert [r.outcome for r in charges] == ["applied", "replayed"]
+    assert charges[0].fingerprint == charges[1].fingerprint
+    assert posts[0].fingerprint == posts[1].fingerprint
 
 
 @pytest.mark.parametrize(
