@@ -57,11 +57,10 @@ class McpEndpoint:
     ) -> str:
         """A new URL whose tool calls go to ``services_url`` through ``transport`` (a plain
         loopback one if None; the endpoint closes it with the URL), with ``headers`` added."""
-        forwarder = Forwarder(services_url, transport, headers, timeout)
         token = secrets.token_urlsafe(16)
         with self._lock:
             self._start()
-            self._forwarders[token] = forwarder
+            self._forwarders[token] = Forwarder(services_url, transport, headers, timeout)
         return f"http://{HOST}:{self.port}/{token}/mcp"
 
     def close_url(self, url: str) -> None:

@@ -237,18 +237,25 @@ def test_two_endpoints_at_once_forward_to_their_own_services(endpoint: McpEndpoi
     with InProcessServices() as one, InProcessServices() as two:
         first = endpoint.open(one.base_url, one.transport(), {ORIGIN_HEADER: "worker-1"})
         second = endpoint.open(two.base_url, two.transport(), {ORIGIN_HEADER: "worker-2"})
+        post = {"slug": "s", "title": "t", "body": "b"}
+
+        async def both() -> None:  # two workers' agents, each with its own client, at once
+            async with Client(first) as a, Client(second) as b, anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(b.call_tool, "cms_create_post", post)
+                    tg.start_soon(a.call_tool, "payments_create_charge", CHARGE)
+
         try:
-            call(second, "cms_create_post", {"slug": "s", "title": "t", "body": "b"})
-            call(first, "payments_create_charge", CHARGE)
+            anyio.run(both)
         finally:
             endpoint.close_url(first)
             endpoint.close_url(second)
         assert [(e.service, e.origin) for e in one.journal.applied_effects()] == [
-            ("payments", "worker-1")
+            ("payments", "worker-1")  # one key: one charge
         ]
         assert [(e.service, e.origin) for e in two.journal.applied_effects()] == [
             ("cms", "worker-2")
-        ]
+        ] * 3
 
 
 def test_a_closed_url_answers_404(endpoint: McpEndpoint, services: InProcessServices) -> None:
