@@ -287,13 +287,13 @@ def _failure(argv: Sequence[str], code: int, out: Path, err: Path) -> str:
 
 
 def _mcp_endpoint(services: str) -> str:
-    from killpoint.fake_services.mcp import mcp_endpoint
+    """An MCP server of the services whose tools call them through the worker's door."""
+    from killpoint.fake_services.mcp import shared_endpoint
 
-    url: str = mcp_endpoint().open(services)
-    return url
+    return shared_endpoint().open(services, timeout=30.0)  # a pair may hold it a while
 
 
 def _close_mcp(url: str) -> None:
-    from killpoint.fake_services.mcp import mcp_endpoint
+    from killpoint.fake_services.mcp import shared_endpoint
 
-    mcp_endpoint().close_url(url)
+    shared_endpoint().close_url(url)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,7 +70,7 @@ def test_the_json_file_engine_is_judged_the_same_as_a_command_as_in_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(EXAMPLES))
-    options = {
+    options: dict[str, Any] = {
         "double": False,
         "interleave": False,
         "named": False,
