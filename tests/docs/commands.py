@@ -153,6 +153,10 @@ def _engine(ref: object) -> list[str]:
     if ref.startswith("mutant:"):
         name = ref.removeprefix("mutant:")
         return [] if name in installed().mutants else [f"no mutant {name!r}"]
+    if ref.startswith("cmd:"):
+        return [] if ref.removeprefix("cmd:").strip() else ["--engine cmd: names no command"]
+    if ref.endswith(".toml"):
+        return [] if (ROOT / ref).is_file() else [f"no engine file {ref}"]
     framework, _, variant = ref.partition(":")
     if framework in FRAMEWORKS:
         return [] if variant in ("", *VARIANTS) else [f"{framework} has no variant {variant!r}"]
