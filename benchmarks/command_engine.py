@@ -22,13 +22,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from killpoint.harness.engines.reference import ensure_key
 from killpoint.harness.launch import run_campaign
 
 ROOT = Path(__file__).parents[1]
 TS = ROOT / "docs" / "examples" / "langgraph-ts"
-SINGLES = {
+SINGLES: dict[str, Any] = {
     "double": False,
     "interleave": False,
     "network": False,
