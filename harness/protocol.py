@@ -358,6 +358,8 @@ class EngineSpec:
     lacks: frozenset[str] = frozenset()
     # the scenarios it implements (a command engine's own business logic); empty: any of them
     scenarios: tuple[str, ...] = ()
+    # each worker is a process of its own (a command): every death is a SIGKILL in either tier
+    own_process: bool = False
 
     def history_reader(self, store: StoreHandle) -> HistoryReader:
         return NoHistory() if self.reader is None else self.reader(store)

@@ -89,6 +89,7 @@ class Command:
             description=description,
             lacks=frozenset(missing),
             scenarios=tuple(scenarios),
+            own_process=True,
         )
 
 
