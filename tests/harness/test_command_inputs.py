@@ -144,3 +144,12 @@ def test_a_command_engines_violation_is_printed_with_a_replay_that_alone_reprodu
     schedule = replay.split("killpoint replay ", 1)[1].strip().strip("'")
     again = runner.invoke(app, ["replay", schedule])
     assert again.exit_code == 1 and "single_effect" in again.stdout, again.output
+
+
+def test_a_hunt_of_a_command_engine_keeps_its_files_in_one_folder_named_after_it() -> None:
+    from killpoint.harness.cli._hunts import folder_name
+
+    name = folder_name("cmd:.venv/bin/python tests/harness/command engines/tiny.py")
+    assert "/" not in name and " " not in name and name.startswith("cmd_.venv_bin_python")
+    assert folder_name("json_file_engine:factory") == "json_file_engine_factory"
+    assert folder_name("::") == "engine"
