@@ -74,7 +74,8 @@ class Command:
     ) -> EngineSpec:
         from killpoint.harness.engines.command_history import history_reader
 
-        missing = set(lacks) | ({CLOCK} if self.clock == "wall" else set())
+        # no history line carries an operator queue's entry: its check answers unknown
+        missing = set(lacks) | {"queue"} | ({CLOCK} if self.clock == "wall" else set())
         if self.history is None:
             missing.add("ledger")
         return EngineSpec(

@@ -93,7 +93,7 @@ def test_an_engine_file_names_its_commands_scenarios_clock_and_lacks(tmp_path: P
     )
     spec = load_engine(ref)
     assert (spec.name, spec.ref, spec.scenarios) == ("orders", ref, ("order_saga",))
-    assert spec.reader is not None and spec.lacks == {"budget"}
+    assert spec.reader is not None and spec.lacks == {"budget", "queue"}
     assert CLOCK in load_engine(write(tmp_path, 'name = "o"\nstart = "x"\n')).lacks
 
 
