@@ -25,7 +25,9 @@ PACKAGES = {"langgraph": "langgraph", "agent-framework": "agent_framework", "dbo
 
 
 def _files() -> list[Path]:
-    return sorted(SCHEDULES.glob("*.json"))
+    """The schedules of the frameworks killpoint adapts itself; an engine file's (the
+    LangGraph.js example's) is replayed by its own test, `test_langgraph_ts.py`."""
+    return sorted(p for p in SCHEDULES.glob("*.json") if not _engine(p).endswith(".toml"))
 
 
 def _engine(path: Path) -> str:
