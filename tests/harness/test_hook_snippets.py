@@ -21,6 +21,9 @@ from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, HitPoint
 from killpoint.harness.world import World
 from tests.docs.blocks import ROOT, Block, read_blocks
+from tests.node_examples import langgraph_ts
+
+__all__ = ["langgraph_ts"]  # the session fixture, used by name
 
 PAGE = ROOT / "docs" / "any-language.md"
 
@@ -84,6 +87,21 @@ def test_the_go_hook_snippet_reports_its_boundary_and_dies_there(
         env={**os.environ, **cache, "GO111MODULE": "off"},
     )
     killed_at_its_hook(world, (str(tmp_path / "hook"),))
+
+
+def test_the_typescript_hook_snippet_reports_its_boundary_and_dies_there(
+    world: World, tmp_path: Path, langgraph_ts: Path
+) -> None:
+    """Type-stripped by the LangGraph.js example's own esbuild, run by the machine's node."""
+    (tmp_path / "hook.ts").write_text(snippet("hook-typescript").text)
+    esbuild = langgraph_ts / "node_modules" / ".bin" / "esbuild"
+    subprocess.run(
+        [str(esbuild), "hook.ts", "--format=esm", "--platform=node", "--outfile=hook.mjs"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
+    killed_at_its_hook(world, (needed("node"), str(tmp_path / "hook.mjs")))
 
 
 def test_the_engine_file_shown_is_one_the_harness_reads(tmp_path: Path) -> None:

@@ -24,8 +24,7 @@ const world = {
 };
 
 // Each durable write between `checkpoint.built` and `checkpoint.committed`, one at a time (so
-// the hits come in one order on every run). None before the first node: the harness hands the
-// start message over once, and it is safe only once LangGraph has written it.
+// the hits come in one order on every run); the input's own write belongs to no node.
 class HookedSaver extends SqliteSaver {
   private last: Promise<unknown> = Promise.resolve();
   private around<T>(write: () => Promise<T>): Promise<T> {
