@@ -8,7 +8,8 @@ careful agent first closes such calls out (`repair_messages`): a call whose answ
 saved may have been applied, so its model looks it up instead of sending it again.
 
 The harness hears of two boundaries here: `tool.call` before every MCP tool call (on the saga
-step its call id names), `checkpoint.committed` after every save.
+step its call id names), `checkpoint.committed` after every save of answers (the prompt, the
+tools' answers, the final answer).
 """
 
 from __future__ import annotations
@@ -124,7 +125,10 @@ async def _save(saves: Saves, messages: list[ModelMessage], door: Door) -> None:
         status=status,
         created_at=await door.now(),
     )
-    await door.hook("checkpoint.committed", _last_step(turn, final))
+    if final is not None or isinstance(messages[-1], ModelRequest):
+        # after the model's choice of a call, the next boundary is that call's `tool.call`,
+        # at the same durable state: reported once, there
+        await door.hook("checkpoint.committed", _last_step(turn, final))
 
 
 def _last_step(turn: Turn, final: str | None) -> str:

@@ -36,7 +36,7 @@ from pydantic_ai.models.function import AgentInfo
 
 ORDER_MARK = "Order: "
 MAX_SENDS = 3  # sends of one operation whose outcome stayed unknown, then a person decides
-MAX_READS = 6  # reads of one lookup: waits of 1, 2, 4, 8, 16 s between them
+MAX_READS = 6  # reads of one lookup: waits of 2, 4, 8, 16, 32 s between them
 CHARGE, VERIFY_CHARGE, SHIP, VERIFY_SHIPMENT = "charge", "verify_charge", "ship", "verify_shipment"
 WAIT = "wait"  # the agent's own tool: sleep on the harness's clock
 READ = "publisher_read"
@@ -259,7 +259,7 @@ def _look_then_send(
     if last is not None and last.tool == lookup[0] and last.missing == "not_visible":
         if len(reads) >= MAX_READS:
             return answer(f"needs_review: {lookup[0]} still not visible after {len(reads)} reads")
-        return call(turn, step, WAIT, seconds=float(2 ** (len(reads) - 1)))
+        return call(turn, step, WAIT, seconds=float(2 ** len(reads)))
     if len(reads) >= MAX_READS * 2:
         return answer(f"needs_review: {lookup[0]} did not answer")
     return call(turn, step, lookup[0], **lookup[1])
@@ -274,7 +274,7 @@ def _verify_shipment(turn: Turn) -> ModelResponse:
     if last is not None and last.tool == READ and last.missing is not None:
         if len(reads) >= MAX_READS:
             return answer(f"needs_review: the shipment is not visible after {len(reads)} reads")
-        return call(turn, VERIFY_SHIPMENT, WAIT, seconds=float(2 ** (len(reads) - 1)))
+        return call(turn, VERIFY_SHIPMENT, WAIT, seconds=float(2 ** len(reads)))
     if len(reads) >= MAX_READS * 2:
         return answer("needs_review: the shipment could not be read")
     return call(turn, VERIFY_SHIPMENT, READ, ref=turn.order["shipment_ref"])
