@@ -24,6 +24,8 @@ from typer.core import TyperGroup
 
 from killpoint.harness.catalogue import installed
 from killpoint.harness.cli import app
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.engines.engine_file import file_engine
 from killpoint.harness.engines.registry import FRAMEWORKS
 from killpoint.harness.engines.units import VARIANTS
 from killpoint.harness.options import OPTIONS, CampaignOptions, OptionError
@@ -153,6 +155,12 @@ def _engine(ref: object) -> list[str]:
     if ref.startswith("mutant:"):
         name = ref.removeprefix("mutant:")
         return [] if name in installed().mutants else [f"no mutant {name!r}"]
+    if ref.endswith(".toml"):  # an engine file of the repository, as `--engine` reads it
+        try:
+            file_engine(str(ROOT / ref))
+        except KillpointError as exc:
+            return [str(exc)]
+        return []
     framework, _, variant = ref.partition(":")
     if framework in FRAMEWORKS:
         return [] if variant in ("", *VARIANTS) else [f"{framework} has no variant {variant!r}"]

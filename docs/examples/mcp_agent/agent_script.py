@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai.messages import (
-    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
+    SYNTHESIZED_TOOL_RETURN_METADATA_KEY as SYNTHESIZED,
+)
+from pydantic_ai.messages import (
     ModelMessage,
     ModelResponse,
     RetryPromptPart,
@@ -116,10 +118,14 @@ def read_turn(messages: list[ModelMessage]) -> Turn:
 
 def _answer(call: Call, part: ToolReturnPart | RetryPromptPart) -> None:
     call.answered = True
-    if isinstance(part, RetryPromptPart):  # a tool error: pydantic-ai hands it back for a retry
+    if isinstance(part, RetryPromptPart):
         call.outcome = outcome_of(part.content)
-    elif (part.metadata or {}).get(SYNTHESIZED_TOOL_RETURN_METADATA_KEY):
+    elif part.outcome == "interrupted" or (part.metadata or {}).get(SYNTHESIZED):
         call.outcome = "unknown"  # closed out on resume: the call was made, its answer never heard
+    elif part.outcome in ("failed", "retried"):  # a tool error, handed back for another try
+        call.outcome = outcome_of(part.content)
+    elif part.outcome == "denied":
+        call.outcome = "rejected"
     else:
         call.result = part.content
 
