@@ -7,9 +7,11 @@ new prompt, which executes the calls a history ends with before asking the model
 careful agent first closes such calls out (`repair_messages`): a call whose answer was never
 saved may have been applied, so its model looks it up instead of sending it again.
 
-The harness hears of two boundaries here: `tool.call` before every MCP tool call (on the saga
-step its call id names), `checkpoint.committed` after every save of answers (the prompt, the
-tools' answers, the final answer).
+The harness hears of three boundaries here, each on the saga step a call's id names: before
+every MCP call, `step.begin` (a worker's first call in a step) or `tool.call` (the others);
+after every save of answers (the prompt, the tools' answers, the final answer),
+`checkpoint.committed`. The MCP calls' requests are boundaries of their own at the harness's
+door (`transport.response_received`, `transport.read_returned`).
 """
 
 from __future__ import annotations
@@ -59,10 +61,17 @@ class Door:
 
 
 def build_agent(variant: str, workflow_id: str, door: Door) -> Agent[None, str]:
+    steps: list[str] = []  # the saga steps this worker has made calls in
+
     async def before_each_call(
         ctx: RunContext[Any], call_tool: CallToolFunc, name: str, args: dict[str, Any]
     ) -> ToolResult:
-        await door.hook("tool.call", step_of(ctx.tool_call_id))
+        step = step_of(ctx.tool_call_id)
+        if not steps or steps[-1] != step:  # a step begins, or resumes in a new worker
+            steps.append(step)
+            await door.hook("step.begin", step)  # before its first call: one place, one name
+        else:
+            await door.hook("tool.call", step)
         return await call_tool(name, args)
 
     async def wait(seconds: float) -> dict[str, float]:
