@@ -25,6 +25,8 @@ from typer.core import TyperGroup
 
 from killpoint.harness.catalogue import installed
 from killpoint.harness.cli import app
+from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.engines.engine_file import file_engine
 from killpoint.harness.engines.registry import FRAMEWORKS
 from killpoint.harness.engines.units import VARIANTS
 from killpoint.harness.options import OPTIONS, CampaignOptions, OptionError
@@ -156,8 +158,12 @@ def _engine(ref: object) -> list[str]:
         return [] if name in installed().mutants else [f"no mutant {name!r}"]
     if ref.startswith("cmd:"):
         return [] if ref.removeprefix("cmd:").strip() else ["--engine cmd: names no command"]
-    if ref.endswith(".toml"):
-        return [] if (ROOT / ref).is_file() else [f"no engine file {ref}"]
+    if ref.endswith(".toml"):  # an engine file of the repository, as `--engine` reads it
+        try:
+            file_engine(str(ROOT / ref))
+        except KillpointError as exc:
+            return [str(exc)]
+        return []
     framework, _, variant = ref.partition(":")
     if framework in FRAMEWORKS:
         return [] if variant in ("", *VARIANTS) else [f"{framework} has no variant {variant!r}"]
