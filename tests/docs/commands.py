@@ -159,6 +159,8 @@ def _engine(ref: object) -> list[str]:
     if ref.startswith("cmd:"):
         return [] if ref.removeprefix("cmd:").strip() else ["--engine cmd: names no command"]
     if ref.endswith(".toml"):  # an engine file of the repository, as `--engine` reads it
+        if not (ROOT / ref).is_file():
+            return [f"no engine file {ref}"]
         try:
             file_engine(str(ROOT / ref))
         except KillpointError as exc:
