@@ -127,11 +127,12 @@ async def _history(saves: Saves, door: Door) -> list[ModelMessage]:
 async def _save(saves: Saves, messages: list[ModelMessage], door: Door) -> None:
     turn = read_turn(messages)
     final = _final_text(messages)
-    status = "running" if final is None else _status(final)[0]
+    status, reason = ("running", "") if final is None else _status(final)
     saves.save(
         ModelMessagesTypeAdapter.dump_python(messages, mode="json"),
         state=state_of(turn),
         status=status,
+        reason=reason,
         created_at=await door.now(),
     )
     if final is not None or isinstance(messages[-1], ModelRequest):
