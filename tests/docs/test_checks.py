@@ -46,6 +46,10 @@ def test_a_killpoint_command_is_parsed_as_the_cli_parses_it() -> None:
     assert check(Command("killpoint run -s mine", 0), {"mine"}) == []
     assert check(Command("killpoint run --engine mutant:no_such_mutant", 0))
     assert check(Command("killpoint run --engine langgraph:sloppy", 0))
+    assert check(Command("killpoint run --engine docs/examples/mcp_agent/careful.toml", 0)) == []
+    assert "cannot read the engine file" in " ".join(
+        check(Command("killpoint run --engine docs/examples/no_such.toml", 0))
+    )
     assert check(Command("killpoint replay docs/no/such/schedule.json", 0))
     assert check(Command("killpoint replay killpoint-out/campaign-1/s.json", 0)) == []
     assert check(Command("killpoint frobnicate", 0)) == ["killpoint has no command 'frobnicate'"]
