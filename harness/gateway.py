@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from killpoint.harness.contract.boundaries import BoundaryHook
+from killpoint.harness.contract.boundaries import START_TAKEN, BoundaryHook
 from killpoint.harness.contract.clock import Clock
 from killpoint.harness.killswitch import Killed
 
@@ -52,6 +52,7 @@ class WorkerDoor:
     hook: BoundaryHook
     clock: Clock
     kill: Callable[[], None]
+    took: Callable[[], None] = lambda: None  # the engine reported `start.taken`
     death: Killed | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -171,6 +172,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._answer(
                 400, {"error": f'the hook takes {{"boundary": str, "step": str?}}: {exc}'}
             )
+        if boundary == START_TAKEN:  # taken before it can die there, as an ack is sent
+            door.took()
         door.hook(boundary, step)
         self._answer(200, {"ok": True})
 

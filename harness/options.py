@@ -230,9 +230,10 @@ class CampaignOptions(_Declared):
         metavar="NAME", flag="--scenario", short="-s"))
     engine: str | None = field(default=None, metadata=option(
         "The engine under test: reference, mutant:NAME, a framework (langgraph, "
-        "agent-framework, dbos, temporal; :naive or :keyed) or module:factory (default: the "
-        "reference engine; for `mutants`: each mutant of the catalogue).", text, *SHARED,
-        metavar="MODULE:FACTORY"))
+        "agent-framework, dbos, temporal; :naive or :keyed), module:factory, 'cmd:COMMAND' or "
+        "an engine file (FILE.toml) for an engine in any language (default: the reference "
+        "engine; for `mutants`: each mutant of the catalogue).", text, *SHARED,
+        metavar="ENGINE"))
     tier: Tier = field(default="inprocess", metadata=option(
         "inprocess: injected exceptions; real: forked workers killed by SIGKILL, services over "
         "loopback HTTP.", one_of(*TIERS), *CAMPAIGN, metavar="TIER"))

@@ -104,6 +104,10 @@ class WorkerEnv:
     # (`killpoint.harness.contract.secrets`): use them, never store them — each is a canary
     # the oracle looks for after the run (`secrets_kept`); None outside a world (a soak)
     secrets: Secrets | None = None
+    # the start message is durably taken, for an engine whose `start` returns before it is (a
+    # class attribute `defers_start = True` says so): until it is called, each later worker is
+    # handed the start message again, as a queue redelivers a message nobody acknowledged
+    took_start: Callable[[], None] | None = None
 
     @property
     def store_url(self) -> str:
@@ -358,6 +362,8 @@ class EngineSpec:
     lacks: frozenset[str] = frozenset()
     # the scenarios it implements (a command engine's own business logic); empty: any of them
     scenarios: tuple[str, ...] = ()
+    # each worker is a process of its own (a command): every death is a SIGKILL in either tier
+    own_process: bool = False
 
     def history_reader(self, store: StoreHandle) -> HistoryReader:
         return NoHistory() if self.reader is None else self.reader(store)

@@ -77,14 +77,17 @@ def _delivered(recording: History) -> list[set[tuple[str, str]]]:
 
 def skipped(engine: EngineSpec, tier: str, asked: bool) -> str | None:
     """Why a campaign of `engine` in `tier` makes no real-tier pass, or None when it makes one:
-    not asked (`--no-real-pass`), a campaign already in the real tier (every death is real), or
-    an engine whose workers cannot be forked (`FORKED` among what it lacks)."""
+    not asked (`--no-real-pass`), a campaign already in the real tier (every death is real), an
+    engine whose workers cannot be forked (`FORKED` among what it lacks), or one whose workers
+    are processes of their own (a command: every death is real)."""
     if not asked:
         return "not asked (--no-real-pass)"
     if tier == "real":
         return "the campaign is in the real tier: every death is a SIGKILL already"
     if FORKED in engine.lacks:
         return f"{engine.name} lacks {FORKED}: its workers cannot run in the real tier"
+    if engine.own_process:
+        return f"{engine.name} runs as a command: every death is a SIGKILL already"
     return None
 
 

@@ -145,6 +145,7 @@ class Run:
             lease_ttl=world.lease_ttl,
             deploy=notice_for(schedule, worker),
             secrets=world.canaries.secrets,
+            took_start=self.took_start,
         )
         try:
             engine = self.engine.factory(env, self.scenario)
@@ -157,8 +158,8 @@ class Run:
         """Run one worker to its end; returns (status, state, reason, sequence)."""
         if not self.started or self.schedule.redeliver_start or self.restart:
             engine.start(self.scenario, self.workflow_id, self.input)
-            self.started, self.restart = True, False
-            self.delivered()
+            if not getattr(engine, "defers_start", False):
+                self.took_start()
         deliver(self, engine, worker)  # start messages that lie, if the schedule has some
         outcome = engine.resume(self.workflow_id)
         for _ in range(MAX_ANSWERS):
@@ -197,6 +198,14 @@ class Run:
             worker,
             last_hit,
         )
+
+    def took_start(self) -> None:
+        """The start message is durably taken, as a queue's ack says: later workers resume,
+        unless the schedule redelivers it. An engine whose `start` returns before the message
+        is durable (`defers_start`: a command, which takes it in its own process) says so later,
+        through `WorkerEnv.took_start`; until then each worker is handed the message again."""
+        self.started, self.restart = True, False
+        self.delivered()
 
     def delivered(self) -> None:
         """The start message was taken (a worker process says so to its parent)."""

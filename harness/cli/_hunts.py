@@ -3,6 +3,7 @@ and options, spread over `--jobs` processes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
@@ -44,6 +45,12 @@ def chosen_mutants(names: Sequence[str] | None) -> dict[str, EngineSpec]:
     return {n: catalogue[n] for n in names} if names else dict(catalogue)
 
 
+def folder_name(name: str) -> str:
+    """A hunt's folder for an engine's name: one path part, whatever the name holds (a
+    command line has slashes and spaces), still recognisable."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:80] or "engine"
+
+
 def hunt_outcomes(
     targets: Sequence[Target],
     scenarios: Sequence[Scenario],
@@ -54,7 +61,7 @@ def hunt_outcomes(
     """Each target hunted in a world of its own under `root`, until the oracle catches it."""
 
     def one(name: str, spec: EngineSpec, why: str) -> Callable[[], hunt.HuntOutcome]:
-        folder = root / name.replace(":", "_")
+        folder = root / folder_name(name)
         return lambda: hunt.hunt_outcome(spec, scenarios, folder, description=why, **options.hunt())
 
     progress.hunting(len(targets))

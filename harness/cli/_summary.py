@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
+from killpoint.harness.protocol import CLOCK
 from killpoint.harness.results import CampaignResult
 
 if TYPE_CHECKING:
@@ -77,11 +78,17 @@ def print_summary(result: CampaignResult, as_json: bool, written: list[str]) -> 
     console = ci_console()
     table(console, _table(result))
     line(console, f"store: {result.backend}")
-    if result.lacks:
+    kept = [x for x in result.lacks if x != CLOCK]
+    if kept:
         line(
             console,
-            f"{result.engine} keeps no {', '.join(result.lacks)}: the checks that need them "
-            "answer unknown",
+            f"{result.engine} keeps no {', '.join(kept)}: the checks that need them answer unknown",
+        )
+    if CLOCK in result.lacks:
+        line(
+            console,
+            f"{result.engine} reads the wall clock, not the world clock: the cases that move "
+            "time (a downtime, a clock jump, a lapsing lease) are not applicable to it",
         )
     violating = result.violations
     for run in violating[:SHOWN_VIOLATIONS]:

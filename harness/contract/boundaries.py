@@ -40,3 +40,6 @@ RECONCILE_RESOLVED = "reconcile.resolved"
 COMPENSATE_RECORDED = "compensate.recorded"
 HANDOFF_SENT = "handoff.sent"
 HANDOFF_ACCEPTED = "handoff.accepted"
+# an engine in another process has stored its start message (`harness.engines.command`): until
+# it says so, or ends with a status, the message is handed to the next worker again
+START_TAKEN = "start.taken"

@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 
 from killpoint.harness.catalogue import installed
+from killpoint.harness.contract.boundaries import START_TAKEN
 from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.contract.records import DeployNotice, Versions
 from killpoint.harness.contract.secrets import CHECKPOINT_KEY_ENV, SERVICE_TOKEN_ENV, Secrets
@@ -102,13 +103,13 @@ def main(argv: list[str]) -> int:
             ),
         )
         try:
-            return _act(spec.factory(worker, scenario), scenario, workflow_id)
+            return _act(spec.factory(worker, scenario), worker, scenario, workflow_id)
         except KillpointError as exc:  # a stop in the engine's words, not its crash
             print(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}", flush=True)
             return 1
 
 
-def _act(engine: EngineUnderTest, scenario: Scenario, workflow_id: str) -> int:
+def _act(engine: EngineUnderTest, worker: WorkerEnv, scenario: Scenario, workflow_id: str) -> int:
     """Grant, or take the start messages and resume, as the action asks."""
     env = os.environ
     if env["KILLPOINT_ACTION"] == "grant":
@@ -119,6 +120,7 @@ def _act(engine: EngineUnderTest, scenario: Scenario, workflow_id: str) -> int:
     if messages is not None:
         for message in Path(messages).read_text().splitlines():
             engine.start(scenario, workflow_id, json.loads(message))
+        worker.hook(START_TAKEN)  # its start() returned: the message is durable
     outcome = engine.resume(workflow_id)
     said = {
         "status": outcome.status.value,

@@ -74,7 +74,8 @@ class Command:
     ) -> EngineSpec:
         from killpoint.harness.engines.command_history import history_reader
 
-        missing = set(lacks) | ({CLOCK} if self.clock == "wall" else set())
+        # no history line carries an operator queue's entry: its check answers unknown
+        missing = set(lacks) | {"queue"} | ({CLOCK} if self.clock == "wall" else set())
         if self.history is None:
             missing.add("ledger")
         return EngineSpec(
@@ -89,6 +90,7 @@ class Command:
             description=description,
             lacks=frozenset(missing),
             scenarios=tuple(scenarios),
+            own_process=True,
         )
 
 
@@ -116,13 +118,24 @@ def split(line: str, what: str) -> tuple[str, ...]:
 
 
 class CommandWorker:
-    """One worker of a command engine: each call runs the command once, to its end."""
+    """One worker of a command engine: each call runs the command once, to its end.
+
+    Its start message is taken in the command's process, so it is taken when the engine says
+    so (`start.taken` at its hook) or ends with a status, never when `start` returns."""
+
+    defers_start = True
 
     def __init__(self, command: Command, env: WorkerEnv, scenario: Scenario) -> None:
         self.command = command
         self.env = env
         self.scenario = scenario
         self.messages: list[dict[str, JsonValue]] = []
+        self._taken = False
+
+    def took(self) -> None:
+        if self.messages and not self._taken and self.env.took_start is not None:
+            self._taken = True
+            self.env.took_start()
 
     def start(self, scenario: Scenario, workflow_id: str, input: Mapping[str, JsonValue]) -> bool:
         """The start message, handed to the command when it runs (`KILLPOINT_INPUT`)."""
@@ -131,7 +144,9 @@ class CommandWorker:
 
     def resume(self, workflow_id: str) -> Outcome:
         output = self.run("start", self.command.start, workflow_id)
-        return status_of(output, workflow_id, self.command.name)
+        outcome = status_of(output, workflow_id, self.command.name)
+        self.took()  # it ended with a status: whatever it was handed, it has
+        return outcome
 
     def grant(self, workflow_id: str, gate: str, actor: str, ttl_s: float) -> None:
         if self.command.grant is None:
@@ -151,7 +166,9 @@ class CommandWorker:
         """Run `argv` as this worker, to its end; its standard output. A death delivered at
         its door (or latched by a timeout) kills its process group and is raised here."""
         folder = Path(tempfile.mkdtemp(prefix=f"{self.env.owner}-", dir=self._workers()))
-        door = WorkerDoor(self.env.http, self.env.hook, self.env.clock, kill=lambda: None)
+        door = WorkerDoor(
+            self.env.http, self.env.hook, self.env.clock, kill=lambda: None, took=self.took
+        )
         base = gateway().open(door)
         endpoint = _mcp_endpoint(f"{base}/services") if self.command.mcp else None
         environ = {

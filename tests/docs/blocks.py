@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
-DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
+# an example's installed packages (`docs/examples/langgraph-ts/node_modules`) are not ours
+DOCS = (
+    ROOT / "README.md",
+    *sorted(p for p in (ROOT / "docs").rglob("*.md") if "node_modules" not in p.parts),
+)
 DIRECTIVES = frozenset({"file", "run", "output", "parse only", "example", "sketch", "model"})
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARKER = re.compile(r"^<!--\s*(.*?)\s*-->\s*$")

@@ -11,6 +11,7 @@ script, a test path, an extra); a program no rule knows is a failure, not a pass
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import tomllib
@@ -155,7 +156,11 @@ def _engine(ref: object) -> list[str]:
     if ref.startswith("mutant:"):
         name = ref.removeprefix("mutant:")
         return [] if name in installed().mutants else [f"no mutant {name!r}"]
-    if ref.endswith(".toml"):  # an engine file of the repository, as `--engine` reads it
+    if ref.startswith("cmd:"):
+        return [] if ref.removeprefix("cmd:").strip() else ["--engine cmd: names no command"]
+    if ref.endswith(".toml"):  # an engine file of the repository, read as `--engine` reads it
+        if not (ROOT / ref).is_file():
+            return [f"no engine file {ref}"]
         try:
             file_engine(str(ROOT / ref))
         except KillpointError as exc:
@@ -226,6 +231,24 @@ def _cp(argv: list[str], command: Command) -> list[str]:
     return [f"{src} does not exist" for src in argv[1:-1] if _missing(src)]
 
 
+def _npm(argv: list[str], command: Command) -> list[str]:
+    """`npm --prefix FOLDER ci` or `npm --prefix FOLDER run SCRIPT`: the folder's package.json
+    (and, for `ci`, its lock file) is in the repository and declares the script."""
+    words, folder = argv[1:], "."
+    if words[:1] == ["--prefix"] and len(words) > 1:
+        folder, words = words[1], words[2:]
+    package = ROOT / folder / "package.json"
+    if not package.is_file():
+        return [f"{folder} has no package.json"]
+    if words == ["ci"]:
+        lock = ROOT / folder / "package-lock.json"
+        return [] if lock.is_file() else [f"{folder} has no package-lock.json for npm ci"]
+    if len(words) == 2 and words[0] == "run":
+        scripts = json.loads(package.read_text()).get("scripts", {})
+        return [] if words[1] in scripts else [f"{package} has no script {words[1]!r}"]
+    return [f"no rule checks {command.text!r}: npm --prefix FOLDER ci | run SCRIPT"]
+
+
 RULES = {
     "pytest": _paths,
     "bash": _paths,
@@ -233,4 +256,5 @@ RULES = {
     "python": _python,
     "python3": _python,
     "cp": _cp,
+    "npm": _npm,
 }

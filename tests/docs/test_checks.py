@@ -46,13 +46,19 @@ def test_a_killpoint_command_is_parsed_as_the_cli_parses_it() -> None:
     assert check(Command("killpoint run -s mine", 0), {"mine"}) == []
     assert check(Command("killpoint run --engine mutant:no_such_mutant", 0))
     assert check(Command("killpoint run --engine langgraph:sloppy", 0))
-    assert check(Command("killpoint run --engine docs/examples/mcp_agent/careful.toml", 0)) == []
-    assert "cannot read the engine file" in " ".join(
-        check(Command("killpoint run --engine docs/examples/no_such.toml", 0))
-    )
     assert check(Command("killpoint replay docs/no/such/schedule.json", 0))
     assert check(Command("killpoint replay killpoint-out/campaign-1/s.json", 0)) == []
     assert check(Command("killpoint frobnicate", 0)) == ["killpoint has no command 'frobnicate'"]
+
+
+def test_an_engine_file_must_be_in_the_repository_and_a_command_engine_is_taken() -> None:
+    naive = "docs/examples/langgraph-ts/naive.toml"
+    assert check(Command(f"killpoint run --engine {naive} -s order_saga", 0)) == []
+    assert check(Command("killpoint run --engine docs/no/such/engine.toml", 0)) == [
+        "no engine file docs/no/such/engine.toml"
+    ]
+    assert check(Command("killpoint run --engine 'cmd:node agent.js'", 0)) == []
+    assert check(Command("killpoint run --engine docs/examples/mcp_agent/careful.toml", 0)) == []
 
 
 def test_a_synopsis_is_checked_flag_by_flag() -> None:
@@ -72,6 +78,13 @@ def test_other_programs_need_what_they_name_and_an_unknown_one_fails() -> None:
     assert check(Command("bash .ci/run", 0)) == []
     assert check(Command("python benchmarks/bench.py [--no-such-flag]", 0))
     assert check(Command("cp docs/examples/none.py .", 0))
+    assert check(Command("npm --prefix docs/examples/langgraph-ts ci", 0)) == []
+    assert check(Command("npm --prefix docs/examples/langgraph-ts run build", 0)) == []
+    assert check(Command("npm --prefix docs/examples/langgraph-ts run deploy", 0))
+    assert check(Command("npm --prefix docs/examples ci", 0)) == [
+        "docs/examples has no package.json"
+    ]
+    assert check(Command("npm publish", 0))
     assert check(Command("make all", 0)) == [
         "no rule checks 'make' (make all): add one to tests.docs.commands.RULES"
     ]

@@ -25,7 +25,8 @@ PACKAGES = {"langgraph": "langgraph", "agent-framework": "agent_framework", "dbo
 
 
 def _files() -> list[Path]:
-    """The adapters' schedules; an engine file's (the MCP agent's) has a test of its own."""
+    """The adapters' schedules; an engine file's (the LangGraph.js example's, the MCP agent's)
+    is replayed by a test of its own."""
     return sorted(p for p in SCHEDULES.glob("*.json") if _engine(p).partition(":")[0] in FRAMEWORKS)
 
 

@@ -93,6 +93,17 @@ def test_a_lost_response_reaches_the_command_as_a_connection_closed_without_an_a
     assert len(history.applied) == 1
 
 
+@pytest.mark.parametrize(("mode", "handed_again"), [("send", True), ("ack", False)])
+def test_a_start_message_is_handed_again_until_the_engine_says_it_took_it(
+    world: World, mode: str, handed_again: bool
+) -> None:
+    crash = HitPoint(worker=0, step="notify", boundary="step.begin")
+    history = run(world, tiny(mode), crashes=[crash])
+    assert [w.end for w in history.workers] == ["killed", "stopped"]
+    assert (engine_folder(world) / "handed-worker-0").exists()
+    assert (engine_folder(world) / "handed-worker-1").exists() is handed_again
+
+
 def test_a_worker_past_its_timeout_is_killed_and_judged_hung(world: World) -> None:
     world.worker_timeout_s = 1.0
     history = run(world, tiny("hang"), max_workers=1)

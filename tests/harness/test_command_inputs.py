@@ -93,7 +93,7 @@ def test_an_engine_file_names_its_commands_scenarios_clock_and_lacks(tmp_path: P
     )
     spec = load_engine(ref)
     assert (spec.name, spec.ref, spec.scenarios) == ("orders", ref, ("order_saga",))
-    assert spec.reader is not None and spec.lacks == {"budget"}
+    assert spec.reader is not None and spec.lacks == {"budget", "queue"}
     assert CLOCK in load_engine(write(tmp_path, 'name = "o"\nstart = "x"\n')).lacks
 
 
@@ -126,3 +126,30 @@ def test_a_wrong_engine_reference_is_one_line_and_exit_2_before_any_work(tmp_pat
         assert result.exit_code == 2, result.output
         assert said in result.stderr and "Traceback" not in result.output
     assert not list(tmp_path.glob("campaign-*"))
+
+
+def test_a_command_engines_violation_is_printed_with_a_replay_that_alone_reproduces_it(
+    tmp_path: Path,
+) -> None:
+    runner = CliRunner(env={"KILLPOINT_CHECKPOINT_KEY": TEST_KEY})
+    engine = f"cmd:{sys.executable} {TINY}"
+    only_singles = "--no-double --no-network --no-named --no-interleave --no-operators"
+    only_singles += " --no-deploys --no-lies --no-neighbours --no-pauses --no-real-pass"
+    args = ["run", "--engine", engine, "-s", "email", *only_singles.split(), "--explore", "0"]
+    result = runner.invoke(app, [*args, "--workdir", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    assert "[single_effect]" in result.stdout
+    assert "reads the wall clock, not the world clock" in result.stdout
+    replay = next(x for x in result.stdout.splitlines() if x.strip().startswith("replay:"))
+    schedule = replay.split("killpoint replay ", 1)[1].strip().strip("'")
+    again = runner.invoke(app, ["replay", schedule])
+    assert again.exit_code == 1 and "single_effect" in again.stdout, again.output
+
+
+def test_a_hunt_of_a_command_engine_keeps_its_files_in_one_folder_named_after_it() -> None:
+    from killpoint.harness.cli._hunts import folder_name
+
+    name = folder_name("cmd:.venv/bin/python tests/harness/command engines/tiny.py")
+    assert "/" not in name and " " not in name and name.startswith("cmd_.venv_bin_python")
+    assert folder_name("json_file_engine:factory") == "json_file_engine_factory"
+    assert folder_name("::") == "engine"

@@ -58,7 +58,7 @@ def test_options_are_grouped_and_prefixed_in_help(pytester: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(
         [
             "killpoint crash campaigns:",
-            "*--killpoint-engine=MODULE:FACTORY*",
+            "*--killpoint-engine=ENGINE*",
             "*--killpoint-tier=TIER*",
             "*--killpoint-db=URL*",
             "*--killpoint-no-double*",

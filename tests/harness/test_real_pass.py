@@ -69,6 +69,8 @@ def test_why_a_campaign_makes_no_pass() -> None:
     unforkable = replace(REFERENCE, name="unforkable", lacks=REFERENCE.lacks | {FORKED})
     reason = skipped(unforkable, "inprocess", True)
     assert reason is not None and "unforkable" in reason and FORKED in reason
+    command = replace(REFERENCE, name="a command", own_process=True)
+    assert "every death is a SIGKILL" in (skipped(command, "inprocess", True) or "")
 
 
 def _config(root: Path, **changes: object) -> CampaignConfig:

@@ -46,9 +46,13 @@ if mode == "fails":
     print("the engine's own error", file=sys.stderr)
     sys.exit(3)
 
+if "KILLPOINT_INPUT" in env:
+    (Path(env["KILLPOINT_WORKDIR"]) / f"handed-{env['KILLPOINT_OWNER']}").write_text("1")
 if not state_file.exists():  # the start message, taken durably
     message = json.loads(Path(env["KILLPOINT_INPUT"]).read_text())
     state_file.write_text(json.dumps({"sent": False, "input": message}))
+    if mode == "ack":
+        hook("start.taken", "")
 done = json.loads(state_file.read_text())
 if mode == "child":  # a process of its own, which must die with it
     child = subprocess.Popen(["sleep", "600"])
