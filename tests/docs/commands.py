@@ -158,7 +158,7 @@ def _engine(ref: object) -> list[str]:
         return [] if name in installed().mutants else [f"no mutant {name!r}"]
     if ref.startswith("cmd:"):
         return [] if ref.removeprefix("cmd:").strip() else ["--engine cmd: names no command"]
-    if ref.endswith(".toml"):  # an engine file of the repository, as `--engine` reads it
+    if ref.endswith(".toml"):  # an engine file of the repository, read as `--engine` reads it
         if not (ROOT / ref).is_file():
             return [f"no engine file {ref}"]
         try:

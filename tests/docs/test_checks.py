@@ -58,6 +58,7 @@ def test_an_engine_file_must_be_in_the_repository_and_a_command_engine_is_taken(
         "no engine file docs/no/such/engine.toml"
     ]
     assert check(Command("killpoint run --engine 'cmd:node agent.js'", 0)) == []
+    assert check(Command("killpoint run --engine docs/examples/mcp_agent/careful.toml", 0)) == []
 
 
 def test_a_synopsis_is_checked_flag_by_flag() -> None:

@@ -13,10 +13,12 @@ import pytest
 
 from killpoint.harness.catalogue import installed
 from killpoint.harness.checkers import check_all
+from killpoint.harness.contract.boundaries import START_TAKEN
 from killpoint.harness.engines.command import Command
 from killpoint.harness.engines.registry import load_engine
 from killpoint.harness.launch import run_campaign
 from killpoint.harness.protocol import EngineSpec
+from killpoint.harness.results import RunResult
 from killpoint.harness.runner import run_schedule
 from killpoint.harness.schedule import FaultSchedule, HitPoint
 from killpoint.harness.world import World
@@ -88,9 +90,11 @@ def test_the_json_file_engine_is_judged_the_same_as_a_command_as_in_process(
         "order_saga", engine=as_command(ref, EXAMPLES), workdir=tmp_path / "b", **options
     )
 
-    def verdicts(runs: list) -> dict[str, dict[str, object]]:  # type: ignore[type-arg]
-        return {r.run_id: {v.checker: v.valid for v in r.verdicts} for r in runs}
+    def verdicts(runs: list[RunResult]) -> dict[str, dict[str, object]]:
+        return {r.schedule.describe(): {v.checker: v.valid for v in r.verdicts} for r in runs}
 
-    expected = verdicts(inprocess.runs)
-    assert verdicts(command.runs) == expected
+    expected, got = verdicts(inprocess.runs), verdicts(command.runs)
+    assert {k: got.get(k) for k in expected} == expected  # the same faults, the same verdicts
+    # and one more boundary: where the command says it took its start message
+    assert all(START_TAKEN in k for k in set(got) - set(expected)), set(got) - set(expected)
     assert any(False in run.values() for run in expected.values())  # it is caught either way

@@ -10,8 +10,9 @@ saved may have been applied, so its model looks it up instead of sending it agai
 The harness hears of three boundaries here, each on the saga step a call's id names: before
 every MCP call, `step.begin` (a worker's first call in a step) or `tool.call` (the others);
 after every save of answers (the prompt, the tools' answers, the final answer),
-`checkpoint.committed`. The MCP calls' requests are boundaries of their own at the harness's
-door (`transport.response_received`, `transport.read_returned`).
+`checkpoint.committed` (the first, of the start message: `start.taken`, until which each
+worker is handed the message again). The MCP calls' requests are boundaries of their own at the
+harness's door (`transport.response_received`, `transport.read_returned`).
 """
 
 from __future__ import annotations
@@ -120,24 +121,30 @@ async def _history(saves: Saves, door: Door) -> list[ModelMessage]:
     with open(os.environ["KILLPOINT_INPUT"]) as given:
         order = json.load(given)
     messages: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(prompt_for(order))])]
-    await _save(saves, messages, door)
+    await _save(saves, messages, door, boundary="start.taken")  # the harness may stop resending
     return messages
 
 
-async def _save(saves: Saves, messages: list[ModelMessage], door: Door) -> None:
+async def _save(
+    saves: Saves,
+    messages: list[ModelMessage],
+    door: Door,
+    boundary: str = "checkpoint.committed",
+) -> None:
     turn = read_turn(messages)
     final = _final_text(messages)
-    status = "running" if final is None else _status(final)[0]
+    status, reason = ("running", "") if final is None else _status(final)
     saves.save(
         ModelMessagesTypeAdapter.dump_python(messages, mode="json"),
         state=state_of(turn),
         status=status,
+        reason=reason,
         created_at=await door.now(),
     )
     if final is not None or isinstance(messages[-1], ModelRequest):
         # after the model's choice of a call, the next boundary is that call's `tool.call`,
         # at the same durable state: reported once, there
-        await door.hook("checkpoint.committed", _last_step(turn, final))
+        await door.hook(boundary, _last_step(turn, final))
 
 
 def _last_step(turn: Turn, final: str | None) -> str:

@@ -54,13 +54,16 @@ class Saves:
         doc: dict[str, Any] = json.loads(path.read_text())
         return doc
 
-    def save(self, messages: Any, *, state: str, status: str, created_at: float) -> None:
+    def save(
+        self, messages: Any, *, state: str, status: str, reason: str, created_at: float
+    ) -> None:
         self.sequence += 1
         self.folder.mkdir(parents=True, exist_ok=True)
         doc = {
             "sequence": self.sequence,
             "state": state,
             "status": status,
+            "reason": reason,
             "created_at": created_at,
             "owner": self.owner,
             "messages": messages,
@@ -89,6 +92,7 @@ class Saves:
                     "sequence": doc["sequence"],
                     "state": doc["state"],
                     "status": doc["status"],
+                    "reason": doc["reason"],
                     "created_at": doc["created_at"],
                     "size": path.stat().st_size,
                 }

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,7 +181,9 @@ def answer(text: str) -> ModelResponse:
     return ModelResponse(parts=[TextPart(text)])
 
 
-def scripted(workflow_id: str, careful: bool) -> Any:
+def scripted(
+    workflow_id: str, careful: bool
+) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
     """The FunctionModel function of one variant."""
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
