@@ -98,13 +98,9 @@ def command_engine(ref: str) -> EngineSpec:
     """`cmd:COMMAND LINE`: an engine of one start command, run in the current folder, that
     reads the wall clock and offers no history (an engine file says more)."""
     line = ref.removeprefix("cmd:").strip()
-    try:
-        argv = tuple(shlex.split(line))
-    except ValueError as exc:
-        raise KillpointError(f"--engine {ref!r}: cannot split the command line: {exc}") from None
-    if not argv:
+    if not line:
         raise KillpointError("--engine cmd: wants a command line after 'cmd:'")
-    return Command(name=ref, start=argv).spec(ref)
+    return Command(name=ref, start=split(line, f"--engine {ref!r}")).spec(ref)
 
 
 def split(line: str, what: str) -> tuple[str, ...]:

@@ -47,7 +47,7 @@ class CommandHistory:
         self.command = command
         self.store = store
         self.ledger = ledger  # it prints the effect ledger it keeps (no ledger: checks unknown)
-        self._read: dict[str, History] = {}
+        self._read: dict[str, Records] = {}
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         return self._of(workflow_id).checkpoints
@@ -61,7 +61,7 @@ class CommandHistory:
     def compacted_below(self, workflow_id: str) -> int:
         return self._of(workflow_id).compacted_below
 
-    def _of(self, workflow_id: str) -> History:
+    def _of(self, workflow_id: str) -> Records:
         if workflow_id not in self._read:
             self._read[workflow_id] = parse_history(
                 self._run(workflow_id), self._said(), workflow_id
@@ -100,7 +100,7 @@ class CommandHistory:
         return done.stdout.decode(errors="replace")
 
 
-class History:
+class Records:
     """One workflow's records, as parsed."""
 
     def __init__(self) -> None:
@@ -110,10 +110,10 @@ class History:
         self.compacted_below = 0
 
 
-def parse_history(text: str, said: str, workflow_id: str = "") -> History:
+def parse_history(text: str, said: str, workflow_id: str = "") -> Records:
     """The records in `text`, one JSON object a line (blank lines skipped); a `KillpointError`
     naming the first line that is not a record of the schema."""
-    history = History()
+    history = Records()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -124,7 +124,7 @@ def parse_history(text: str, said: str, workflow_id: str = "") -> History:
     return history
 
 
-def _add(history: History, doc: Any, workflow_id: str) -> None:
+def _add(history: Records, doc: Any, workflow_id: str) -> None:
     if not isinstance(doc, dict):
         raise Malformed("not a JSON object")
     kind = doc.pop("record", None)
