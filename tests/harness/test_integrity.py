@@ -3,6 +3,7 @@ pins, is rejected before it is used."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,26 @@ def test_seal_binds_the_tenant_and_the_key() -> None:
     for body, tenant, key in ((b"{ }", "acme", KEY), (b"{}", "other", KEY), (b"{}", "acme", b"k")):
         with pytest.raises(IntegrityError):
             verify_seal(body, tenant, tag, key)
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        lambda tag: "",
+        lambda tag: "hmac-sha256:",
+        lambda tag: tag[:-1],
+        lambda tag: tag[: len("hmac-sha256:") + 8],
+        lambda tag: tag + "0",
+        lambda tag: tag.upper(),
+    ],
+    ids=["empty", "scheme only", "one digit short", "truncated", "one digit more", "case"],
+)
+def test_a_tag_of_any_other_length_or_spelling_is_rejected(cut: Callable[[str], str]) -> None:
+    """Only the whole tag, byte for byte: a check that accepts a prefix or an empty tag lets
+    anyone who can edit a row seal it."""
+    tag = seal(b"{}", "acme", KEY)
+    with pytest.raises(IntegrityError):
+        verify_seal(b"{}", "acme", cut(tag), KEY)
 
 
 def test_secret_is_a_reference_resolved_from_the_environment(

@@ -104,6 +104,24 @@ def test_expired_lease_is_taken_over_and_the_old_token_is_rejected(
     assert store.latest_checkpoint("wf-1").fencing_token == new.token  # type: ignore[union-attr]
 
 
+def test_an_older_token_of_the_same_owner_is_rejected_by_the_token_alone(
+    engine: Engine, store: Store, clock: FakeClock
+) -> None:
+    """A restarted process keeps its owner name: only the fencing token tells its old self's
+    late write from its new self's, so the guard must check the token, not the owner."""
+    cp = _started(engine)
+    old = store.acquire_lease("wf-1", "worker-a", 30, clock.now())
+    new = store.acquire_lease("wf-1", "worker-a", 30, clock.now())
+    assert (new.owner, new.token) == (old.owner, old.token + 1)
+
+    with pytest.raises(StaleFenceError, match=f"fencing token {old.token} of worker-a is stale"):
+        store.commit_checkpoint(old, clock.now(), _next(cp, "planned", clock))
+    with pytest.raises(StaleFenceError):
+        store.prepare_effect(old, clock.now(), _effect("wf-1", clock))
+    assert [c.sequence for c in store.checkpoints("wf-1")] == [1]
+    assert store.effects("wf-1") == []
+
+
 def test_write_under_an_expired_lease_is_rejected_even_without_a_successor(
     engine: Engine, store: Store, clock: FakeClock
 ) -> None:

@@ -186,6 +186,22 @@ def test_a_migration_failure_the_oracle_rejected_is_not_called_expected(
     assert "0 of 1 expected" in text and "1 not passed by the oracle" in text
 
 
+def test_a_stop_for_review_the_oracle_rejected_is_not_called_expected(
+    campaign: CampaignResult,
+) -> None:
+    failed = Verdict(checker="single_effect", valid=False, summary="sent twice, then stopped")
+    runs = [
+        r.model_copy(update={"verdicts": [failed], "valid": False})
+        if r.measures.needs_review
+        else r
+        for r in campaign.runs
+    ]
+    html = render_html(campaign.model_copy(update={"runs": runs}))
+    assert _state(Census(html), "tile-review") != "expected"
+    assert "all expected" not in _text(html)
+    assert "0 of 1 expected" in _text(html) and "1 not passed by the oracle" in _text(html)
+
+
 def _verdict(html: str) -> str:
     found = re.search(r'<span class="badge (\w+)">', html)
     assert found
