@@ -7,6 +7,12 @@ served in-process (:class:`InProcessServices`) or as a real HTTP server (:class:
 Each keeps a :class:`Journal` the oracle reads. Nothing here imports ``harness``.
 """
 
+if __name__ != "killpoint.fake_services":  # a checkout's folder, imported by its bare name
+    raise ImportError(
+        "import killpoint.fake_services, not fake_services: the folder installs under killpoint, "
+        "and a second name would load a second copy of every module"
+    )
+
 from typing import TYPE_CHECKING, Any
 
 from killpoint.fake_services.app import build_app

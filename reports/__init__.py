@@ -5,6 +5,12 @@ is how every result file is written (a reader never sees half of one), so the CL
 JSON through it too.
 """
 
+if __name__ != "killpoint.reports":  # a checkout's folder, imported by its bare name
+    raise ImportError(
+        "import killpoint.reports, not reports: the folder installs under killpoint, "
+        "and a second name would load a second copy of every module"
+    )
+
 from killpoint.reports._atomic import write_atomic
 from killpoint.reports.figures import percent
 from killpoint.reports.html import render_html, write_html

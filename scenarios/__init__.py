@@ -11,6 +11,12 @@ mutant engines included.
 
 from __future__ import annotations
 
+if __name__ != "killpoint.scenarios":  # a checkout's folder, imported by its bare name
+    raise ImportError(
+        "import killpoint.scenarios, not scenarios: the folder installs under killpoint, "
+        "and a second name would load a second copy of every module"
+    )
+
 from dataclasses import replace
 
 from killpoint.harness.catalogue import Catalogue

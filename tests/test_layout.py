@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import ast
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).parents[1]
 MODULE_LINES = 400
@@ -42,3 +45,20 @@ def test_no_function_is_over_the_limit() -> None:
                 if length > FUNCTION_LINES:
                     long[f"{name}:{node.lineno} {node.name}"] = length
     assert long == {}
+
+
+@pytest.mark.parametrize("folder", ["harness", "fake_services", "scenarios", "reports"])
+def test_a_folder_imported_by_its_bare_name_fails_at_once_naming_the_right_import(
+    folder: str,
+) -> None:
+    """From a checkout, `import harness` would load a second copy of every module (two
+    `FaultSchedule` classes that are not one): it fails instead, saying what to import."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"import {folder}"],
+        cwd=Path(__file__).parents[1],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert f"import killpoint.{folder}, not {folder}" in done.stderr
