@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from killpoint.harness import jobs
-from killpoint.harness._pytest_settings import Settings
+from killpoint.harness._pytest_settings import MARKER_ARGS, Campaigned, Settings
 from killpoint.harness.campaign import Campaign, CampaignConfig
 from killpoint.harness.catalogue import installed
 from killpoint.harness.databases import create_schema, drop_schemas, is_postgres, with_schema
@@ -28,7 +28,6 @@ from killpoint.harness.killswitch import Hit, KillSwitch
 from killpoint.harness.launch import resolve_engine, resolve_scenarios
 from killpoint.harness.merge import merge_results
 from killpoint.harness.options import CampaignOptions, OptionError
-from killpoint.harness.pytest_plugin import MARKER_ARGS, Campaigned
 from killpoint.harness.results import CampaignResult, ExpectedCatch, RunResult, ScenarioCoverage
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, load_schedule

@@ -1,4 +1,6 @@
-"""The pytest plugin's options, generated from `CampaignOptions` and `SessionOptions`.
+"""The pytest plugin's options, generated from `CampaignOptions` and `SessionOptions`, the
+marker's arguments, and what a test's campaign leaves for the session (`Campaigned`): what the
+plugin and its campaigns (`_pytest_campaigns`) both need, so neither imports the other.
 
 Each option offered to pytest is `--killpoint-<name>`, ini `killpoint_<name>` and environment
 variable `KILLPOINT_<NAME>` (the database keeps `KILLPOINT_DATABASE_URL`); the command line
@@ -13,7 +15,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -24,6 +26,35 @@ from killpoint.harness.options import (
     SessionOptions,
     declared,
 )
+
+if TYPE_CHECKING:
+    from killpoint.harness.results import CampaignResult
+
+# The marker's (and the fixture's) arguments: the campaign options it offers, and its own two.
+MARKER_ORDER = (
+    "scenario",
+    *(spec.name for spec in declared(CampaignOptions, "marker")),
+    "fail_on_violation",
+)
+MARKER_ARGS = frozenset(MARKER_ORDER)
+
+
+@dataclass
+class Campaigned:
+    """A campaign a test ran, and whether its violations were the test's to judge."""
+
+    test: str  # node id
+    result: CampaignResult
+    enforced: bool  # fail_on_violation: its violations fail the test
+    test_failed: bool = False  # the test's body failed (set after it ran)
+
+    @property
+    def expected(self) -> bool:
+        """A broken engine caught as its test expected: violations the test did not enforce,
+        and a test that passed (having asserted them). A failed test's violations stay
+        violations of the session."""
+        return not self.enforced and not self.test_failed and bool(self.result.violations)
+
 
 WORKER_SEED = "killpoint_seed"  # key in xdist's workerinput
 SEED_CACHE = "killpoint/seed"

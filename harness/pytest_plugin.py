@@ -28,8 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from killpoint.harness._pytest_settings import WORKER_SEED, Settings, add_options, settings_of
-from killpoint.harness.options import CampaignOptions, declared
+from killpoint.harness._pytest_settings import MARKER_ARGS as MARKER_ARGS  # the marker's words
+from killpoint.harness._pytest_settings import (
+    MARKER_ORDER,
+    WORKER_SEED,
+    Campaigned,
+    Settings,
+    add_options,
+    settings_of,
+)
 
 if TYPE_CHECKING:
     from killpoint.fake_services import InProcessServices
@@ -39,30 +46,6 @@ if TYPE_CHECKING:
     from killpoint.harness.world import World
 
 WORKER_RESULTS = "killpoint_results"  # key in xdist's workeroutput
-# The marker's (and the fixture's) arguments: the campaign options it offers, and its own two.
-MARKER_ORDER = (
-    "scenario",
-    *(spec.name for spec in declared(CampaignOptions, "marker")),
-    "fail_on_violation",
-)
-MARKER_ARGS = frozenset(MARKER_ORDER)
-
-
-@dataclass
-class Campaigned:
-    """A campaign a test ran, and whether its violations were the test's to judge."""
-
-    test: str  # node id
-    result: CampaignResult
-    enforced: bool  # fail_on_violation: its violations fail the test
-    test_failed: bool = False  # the test's body failed (set after it ran)
-
-    @property
-    def expected(self) -> bool:
-        """A broken engine caught as its test expected: violations the test did not enforce,
-        and a test that passed (having asserted them). A failed test's violations stay
-        violations of the session."""
-        return not self.enforced and not self.test_failed and bool(self.result.violations)
 
 
 @dataclass
