@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from killpoint.harness.campaign.launch import run_campaign
 from killpoint.harness.engines.reference import ensure_key
-from killpoint.harness.launch import run_campaign
 
 ROOT = Path(__file__).parents[1]
 TS = ROOT / "docs" / "examples" / "langgraph-ts"

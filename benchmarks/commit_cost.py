@@ -24,13 +24,13 @@ from typing import Any, cast
 
 from flow import make_input, make_pure_scenario
 
-from killpoint.harness.contract.artifacts import FolderArtifacts
-from killpoint.harness.contract.clock import FakeClock
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.settings import Settings
-from killpoint.harness.engine.store import Store
+from killpoint.contract.artifacts import FolderArtifacts
+from killpoint.contract.clock import FakeClock
 from killpoint.harness.engines.reference import ensure_key
-from killpoint.harness.world import BASE_VERSIONS
+from killpoint.harness.run.world import BASE_VERSIONS
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.settings import Settings
+from killpoint.reference.store import Store
 
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
 

@@ -23,14 +23,14 @@ from typing import Any
 from flow import make_scenario
 from sqlalchemy import create_engine, text
 
+from killpoint.harness.campaign.plan import recovery_points, singles
 from killpoint.harness.checkers import check_all
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
-from killpoint.harness.plan import recovery_points, singles
-from killpoint.harness.runner import run_schedule
+from killpoint.harness.run.runner import run_schedule
+from killpoint.harness.run.world import World
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
-from killpoint.harness.world import World
 
 Runner = Callable[[World, Scenario, FaultSchedule], History]
 
@@ -80,7 +80,7 @@ def crash_cycles(
 
 def canary_scan_cost(world: World, scenario: Scenario, cycles: int) -> tuple[float, float]:
     """The canary scan's time per cycle (ms) and its share of a cycle's wall time, over
-    `cycles` crash-recover cycles (`harness/canary_scan.py`: the store, the world's files and
+    `cycles` crash-recover cycles (`harness/run/canary_scan.py`: the store, the world's files and
     the history searched, each file only where the run changed it)."""
     canaries, spent = world.canaries, [0.0]
     scanned = canaries.scanned
@@ -107,7 +107,7 @@ def parallel_cycles(
     world of its own, as `killpoint run --jobs` runs a campaign: all the cycles over the span
     from the first loop's start to the last one's end (setting up a world is not a cycle; CPU
     time is not summed across processes: 0)."""
-    from killpoint.harness.jobs import in_processes
+    from killpoint.harness.campaign.jobs import in_processes
 
     runner = real_runner() if real else inprocess
 
@@ -270,7 +270,7 @@ def postgres_available(url: str) -> bool:
 @contextmanager
 def real_world(root: Path, store_url: str | None = None) -> Iterator[World]:
     """The real-death tier: forked workers that SIGKILL themselves, services over loopback."""
-    from killpoint.harness.realtier import open_real_world
+    from killpoint.harness.run.realtier import open_real_world
 
     world = open_real_world(root, store_url)
     try:
@@ -280,7 +280,7 @@ def real_world(root: Path, store_url: str | None = None) -> Iterator[World]:
 
 
 def real_runner() -> Runner:
-    from killpoint.harness.realtier import run_schedule_real
+    from killpoint.harness.run.realtier import run_schedule_real
 
     def real(world: World, scenario: Scenario, schedule: FaultSchedule) -> History:
         return run_schedule_real(world, scenario, schedule, REFERENCE)

@@ -2,7 +2,7 @@
 
 Systematic: the campaign's exhaustive single-crash enumeration — a recording run per scenario,
 then one run per discovered boundary hit crashing the first worker there, in the campaign's
-order (`harness.plan.singles`: the lost-response windows first, then the effect
+order (`harness.campaign.plan.singles`: the lost-response windows first, then the effect
 protocol, then the routine boundaries) — until the oracle judges a run false. Three orders are
 counted from the same verdicts:
 
@@ -46,16 +46,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from killpoint.harness.campaign.plan import Risk, crash_risk, singles
 from killpoint.harness.checkers import check_all
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History, WorkerRecord
-from killpoint.harness.killswitch import Hit
-from killpoint.harness.plan import Risk, crash_risk, singles
 from killpoint.harness.protocol import EngineSpec
-from killpoint.harness.runner import Run
+from killpoint.harness.run.killswitch import Hit
+from killpoint.harness.run.runner import Run
+from killpoint.harness.run.world import World
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
-from killpoint.harness.world import World
 
 CAP = 100_000
 TIMING_RUNS = 5  # clean runs per table whose median wall times weigh the random draws
@@ -127,7 +127,7 @@ def weights(
 
     `hooks`: from the hit to the next one; the first hit's weight starts at the worker's start,
     the last one's ends at the worker's end. `time`: the same, where a mutating request reached
-    a service between two hits (`delivered`, see `harness.plan.crash_risk`), with the slice
+    a service between two hits (`delivered`, see `harness.campaign.plan.crash_risk`), with the slice
     from the service's last commit to the later hit moved to the later hit — the service changed
     state before that hit was reached, so a kill in between leaves its state (the lost-response
     window at `transport.response_received`). `warm`: `time`, with the kill

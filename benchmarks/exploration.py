@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from killpoint.harness.hunt import hunt_outcome
+from killpoint.harness.campaign.hunt import hunt_outcome
 from killpoint.harness.options import EXPLORE
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS

@@ -16,9 +16,9 @@ from functools import cache
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.records import BudgetLimits, EffectIntent, RunStatus
-from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.contract.context import StepContext
+from killpoint.contract.records import BudgetLimits, EffectIntent, RunStatus
+from killpoint.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import receipt_of, text
 from killpoint.scenarios.adapters import adapters_for

@@ -1,9 +1,9 @@
 """What a real death costs: the real-tier pass's schedules run in both tiers, per run.
 
 The in-process tier kills a worker by raising at a boundary: its `finally` blocks run and its
-process's memory outlives it. The real tier (`harness.realtier`) runs each worker in a forked
+process's memory outlives it. The real tier (`run.realtier`) runs each worker in a forked
 child that the kill-switch `SIGKILL`s: no cleanup, its memory gone, services over loopback
-HTTP. This runs each scenario's real-tier pass (`harness.real_pass`) — the same single-crash
+HTTP. This runs each scenario's real-tier pass (`campaign.real_pass`) — the same single-crash
 schedules — once in each tier on the reference engine, after a warm-up, and prints the median
 and total wall time per run, their ratio, the pass's size and what opening the real world
 costs (its services' process), once per campaign or hunt.
@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from killpoint.harness.campaign import Campaign, CampaignConfig
+from killpoint.harness.campaign.execute import Campaign, CampaignConfig
+from killpoint.harness.campaign.plan import clean
+from killpoint.harness.campaign.real_pass import real_pass
 from killpoint.harness.engines.reference import REFERENCE, ensure_key
-from killpoint.harness.plan import clean
-from killpoint.harness.real_pass import real_pass
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.scenarios import CATALOGUE

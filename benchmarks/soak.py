@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 from killpoint.harness.catalogue import installed
 from killpoint.harness.engines.registry import load_engine
-from killpoint.harness.soak import Soak
+
+# The soak judges the reference store's own record of its writes: it is the reference engine's
+# test tooling, kept with the tests (`tests/support/soak.py`), outside the wheel.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.support.soak import Soak
 
 
 def main() -> int:

@@ -2,10 +2,10 @@
 
 A secret an engine stores is readable by anyone who can read the store, and a sealing key read
 from it forges checkpoints the engine accepts. So after each run the harness looks for each of
-the world's secrets (`killpoint.harness.contract.secrets`) in every form an engine could have
+the world's secrets (`killpoint.contract.secrets`) in every form an engine could have
 stored it in — as it is, hex (either case), base64 (standard or URL-safe, at each of the three
 alignments a value takes inside a longer encoded blob) — wherever it could have stored it
-(`killpoint.harness.canary_scan`). The scan's findings go into the run's history as data, so
+(`killpoint.harness.run.canary_scan`). The scan's findings go into the run's history as data, so
 `secrets_kept` judges from the history alone. A finding names the secret and the place, never
 the value: a report or a verdict must not leak what it caught.
 """

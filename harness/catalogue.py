@@ -15,8 +15,8 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import TypeVar
 
-from killpoint.harness.contract.adapters import Capabilities
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.contract.adapters import Capabilities
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.scenario import Scenario
 

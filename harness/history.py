@@ -14,14 +14,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from killpoint.fake_services.journal import AppliedEffect, RequestRecord
-from killpoint.harness.canaries import CanaryScan
-from killpoint.harness.contract.records import (
+from killpoint.contract.records import (
     ApprovalRecord,
     BudgetLimits,
     EffectRecord,
     Versions,
 )
+from killpoint.fake_services.journal import AppliedEffect, RequestRecord
+from killpoint.harness.canaries import CanaryScan
 from killpoint.harness.protocol import AuditedControl, CheckpointRecord, QueuedRun
 from killpoint.harness.schedule import FaultSchedule
 
@@ -122,7 +122,7 @@ class ExpectedEffectRecord(_Model):
 
 
 class NeighbourRecord(_Model):
-    """Another run in the run's world (`FaultSchedule.neighbours`, `harness.neighbours`): who it
+    """Another run in the run's world (`FaultSchedule.neighbours`, `harness.run.neighbours`): who it
     was, what it was meant to do, and what it left, read when the run ended — its journal rows
     by its origin, and its checkpoints, ledger and approvals through the engine's reader for
     its tenant. The main run's own records stay where they are in `History`."""
@@ -168,7 +168,7 @@ class History(_Model):
     requests: list[RequestRecord]
     applied: list[AppliedEffect]
     expected_status: str = "completed"
-    # the run's end as the engine's durable records say (`harness.durable`); without a history
+    # the run's end as the engine's durable records say (`harness.run.durable`); without a history
     # reader, what its last worker said (then `durable_status` is None: nothing durable seen)
     final_status: str
     final_state: str
@@ -193,7 +193,7 @@ class History(_Model):
         """The status the engine's durable records show; None without a history reader."""
         return self.final_status if self.readable else None
 
-    # where the world's secrets were found after the run (`harness.canary_scan`); None: the
+    # where the world's secrets were found after the run (`harness.run.canary_scan`); None: the
     # run was not scanned (`--no-canaries`)
     canaries: CanaryScan | None = None
 

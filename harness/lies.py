@@ -5,7 +5,7 @@ an amount raised, a target changed, another workflow's input under this workflow
 tenant claiming the id, fields claiming a gate was approved. Seed 000 asks the engine to
 "preserve the approved request" and to decide from durable state "whether the message is still
 actionable": a lying message is ignored or rejected, never acted on. A schedule's `lies` say
-which worker gets which lie, before its resume (`harness.redelivery` delivers them); what a
+which worker gets which lie, before its resume (`harness.run.redelivery` delivers them); what a
 lie says is derived here from the scenario's own input and the run id alone, so a replay
 delivers the same lie, with the values only it holds (`Message.marks`), which the oracle
 (`checkers.message_integrity`) looks for in every request, durable input and approval after it.

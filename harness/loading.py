@@ -13,7 +13,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.contract.errors import KillpointError
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -31,9 +31,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from killpoint.contract.boundaries import STEP_BEGIN
+from killpoint.contract.records import is_terminal
 from killpoint.harness.bounds import MAX_SECONDS, Count, Seconds
-from killpoint.harness.contract.boundaries import STEP_BEGIN
-from killpoint.harness.contract.records import is_terminal
 from killpoint.harness.history import History, HitRecord, WorkerRecord
 
 MAX_RPO_STEPS = 10_000  # no workflow has that many steps: a larger RPO is a typo

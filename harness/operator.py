@@ -7,7 +7,7 @@ actor, reason)` (`protocol.OperatedEngine`; an engine without one is not operate
 resumes the run if a control handed it back. A control the engine refuses leaves the run where
 it stopped. This is how the oracle reaches an engine's operator tools: a control that marks a
 run complete while an effect is still in doubt is judged like any other way of ending a run.
-The exploration's operators (`harness.operators`) name controls the same way, on runs its
+The exploration's operators (`harness.campaign.operators`) name controls the same way, on runs its
 faults stopped, and keep injecting faults: a worker may die inside a control. Its record then
 says the control was in flight (what it did is in the store, if anything), and the next worker
 that finds the run still waiting applies the schedule's controls again, as a person would.
@@ -15,8 +15,8 @@ that finds the run still waiting applies the schedule's controls again, as a per
 
 from __future__ import annotations
 
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import Outcome, RunStatus
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import Outcome, RunStatus
 from killpoint.harness.protocol import EngineUnderTest, OperatedEngine
 from killpoint.harness.schedule import FaultSchedule
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self, get_type_hints
 
 if TYPE_CHECKING:
-    from killpoint.harness.campaign import CampaignConfig
+    from killpoint.harness.campaign.execute import CampaignConfig
     from killpoint.harness.protocol import EngineSpec
     from killpoint.harness.results import RunResult
     from killpoint.harness.scenario import Scenario
@@ -313,7 +313,7 @@ class CampaignOptions(_Declared):
         """The campaign these options describe over `scenarios`, in `workdir`, against
         `engine` (the spec `self.engine` names, or one handed over as an object), telling its
         progress to `on_run` and `on_plan`."""
-        from killpoint.harness.campaign import CampaignConfig
+        from killpoint.harness.campaign.execute import CampaignConfig
 
         return CampaignConfig(
             scenarios=list(scenarios),
@@ -342,7 +342,7 @@ class CampaignOptions(_Declared):
         )
 
     def hunt(self) -> dict[str, Any]:
-        """The options a mutant hunt takes (`killpoint.harness.hunt.hunt_outcome`)."""
+        """The options a mutant hunt takes (`killpoint.harness.campaign.hunt.hunt_outcome`)."""
         phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
         phases += ("explore", "lies", "neighbours", "operators", "canaries", "pauses", "real_pass")
         return {name: getattr(self, name) for name in phases}

@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 import httpx
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from killpoint.harness.contract.boundaries import BoundaryHook
-from killpoint.harness.contract.clock import Clock
-from killpoint.harness.contract.records import (
+from killpoint.contract.boundaries import BoundaryHook
+from killpoint.contract.clock import Clock
+from killpoint.contract.records import (
     ApprovalRecord,
     DeployNotice,
     EffectRecord,
     Outcome,
     Versions,
 )
-from killpoint.harness.contract.secrets import Secrets
+from killpoint.contract.secrets import Secrets
 
 if TYPE_CHECKING:
     from killpoint.harness.scenario import Scenario
@@ -101,7 +101,7 @@ class WorkerEnv:
     lease_ttl: float
     deploy: DeployNotice | None = None  # a deploy in progress, as the worker is told of it
     # the world's secrets (a sealing key, the services' token), also in the environment
-    # (`killpoint.harness.contract.secrets`): use them, never store them — each is a canary
+    # (`killpoint.contract.secrets`): use them, never store them — each is a canary
     # the oracle looks for after the run (`secrets_kept`); None outside a world (a soak)
     secrets: Secrets | None = None
     # the start message is durably taken, for an engine whose `start` returns before it is (a
@@ -314,11 +314,11 @@ SHARED_PROCESS = "second worker per process"
 # What an engine lacks whose workers run whatever workflow its backend hands them (DBOS recovers
 # every pending workflow of the application when it launches; a Temporal worker takes any task of
 # its queue): a neighbour's worker may do the run's work, signed as the neighbour, so the plan
-# gives it no neighbours (`harness.neighbour_plan`) and isolation beside one is unknown.
+# gives it no neighbours (`harness.campaign.neighbour_plan`) and isolation beside one is unknown.
 ANY_WORKFLOW = "one workflow per worker"
 # What an engine lacks whose workers cannot run in a forked child (a runtime that does not
 # survive a fork: Temporal's Rust core crashes now and then in one): no real-tier pass
-# (`harness.real_pass`) in its in-process campaigns and hunts.
+# (`harness.campaign.real_pass`) in its in-process campaigns and hunts.
 FORKED = "a worker in a forked process"
 # What an engine lacks that reads the wall clock, not the world clock it is offered
 # (`WorkerEnv.clock`, a command's `KILLPOINT_CLOCK_URL`): a downtime or a clock jump does not

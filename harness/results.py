@@ -86,7 +86,7 @@ RunKind = Literal[
     "deploy",
     "generated",
     "replay",
-    "real",  # a single crash of the real-tier pass (`harness.real_pass`)
+    "real",  # a single crash of the real-tier pass (`harness.campaign.real_pass`)
 ]
 
 

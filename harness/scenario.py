@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 import httpx
 from pydantic import JsonValue
 
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.errors import DefinitionError
+from killpoint.contract.records import BudgetLimits, RunStatus
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.faults import OPERATIONS
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.errors import DefinitionError
-from killpoint.harness.contract.records import BudgetLimits, RunStatus
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.objectives import RecoveryObjectives
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import DeployStrategy, Versions
 from killpoint.fake_services.faults import MAX_OCCURRENCE, FaultPlan
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import DeployStrategy, Versions
 from killpoint.harness.loading import Version1, load_json
 from killpoint.harness.tampering import tamper_kind
 
@@ -116,7 +116,7 @@ class Lie(_Frozen):
 
 
 class Neighbour(_Frozen):
-    """Another run in this run's world (`harness.neighbours`): before worker `before_worker`
+    """Another run in this run's world (`harness.run.neighbours`): before worker `before_worker`
     starts, it runs to its end on fault-free workers of its own, against the same store,
     services, clock and approval inbox. `tenant`: a second tenant with this run's input (the
     same business keys) and approvers of its own; `workflow`: another workflow of this run's
@@ -150,7 +150,7 @@ class FaultSchedule(_Frozen):
     controls: tuple[Annotated[str, Field(max_length=40)], ...] = Field(default=(), max_length=6)
     # start messages that lie, each to a worker before its resume (`harness.lies`)
     lies: tuple[Lie, ...] = Field(default=(), max_length=MAX_LIES)
-    # other runs in the same world, each before a worker of this one (`harness.neighbours`)
+    # other runs in the same world, each before a worker of this one (`harness.run.neighbours`)
     neighbours: tuple[Neighbour, ...] = Field(default=(), max_length=MAX_NEIGHBOURS)
 
     @field_validator("run_id")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.contract.errors import KillpointError
 
 
 @dataclass(frozen=True)

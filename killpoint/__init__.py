@@ -29,13 +29,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from killpoint.harness.catalogue import Catalogue
-    from killpoint.harness.contract.adapters import Capabilities, EffectAdapter
-    from killpoint.harness.contract.artifacts import ArtifactStore, FolderArtifacts
-    from killpoint.harness.contract.boundaries import BoundaryHook
-    from killpoint.harness.contract.clock import Clock, FakeClock, SystemClock
-    from killpoint.harness.contract.context import StepContext
-    from killpoint.harness.contract.errors import (
+    from killpoint.contract.adapters import Capabilities, EffectAdapter
+    from killpoint.contract.artifacts import ArtifactStore, FolderArtifacts
+    from killpoint.contract.boundaries import BoundaryHook
+    from killpoint.contract.clock import Clock, FakeClock, SystemClock
+    from killpoint.contract.context import StepContext
+    from killpoint.contract.errors import (
         ArtifactError,
         CannotTell,
         DefinitionError,
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
         KillpointError,
         OutcomeUnknown,
     )
-    from killpoint.harness.contract.records import (
+    from killpoint.contract.records import (
         ApprovalRecord,
         ArtifactRef,
         BudgetLimits,
@@ -56,10 +55,11 @@ if TYPE_CHECKING:
         RunStatus,
         Versions,
     )
-    from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+    from killpoint.contract.workflow import Step, StepKind, Transition, Workflow
+    from killpoint.harness.campaign.launch import run_campaign
+    from killpoint.harness.catalogue import Catalogue
     from killpoint.harness.engines.registry import load_engine
     from killpoint.harness.history import History
-    from killpoint.harness.launch import run_campaign
     from killpoint.harness.objectives import RecoveryObjectives
     from killpoint.harness.options import CampaignOptions
     from killpoint.harness.protocol import (
@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from killpoint.harness.scenario import ExpectedEffect, GatePolicy, NamedCase, Scenario
     from killpoint.harness.schedule import FaultSchedule, load_schedule
 
-_CONTRACT = "killpoint.harness.contract"
+_CONTRACT = "killpoint.contract"
 _HOMES = {
     "ApprovalRecord": f"{_CONTRACT}.records",
     "ArtifactError": f"{_CONTRACT}.errors",
@@ -141,7 +141,7 @@ _HOMES = {
     "Workflow": f"{_CONTRACT}.workflow",
     "load_engine": "killpoint.harness.engines.registry",
     "load_schedule": "killpoint.harness.schedule",
-    "run_campaign": "killpoint.harness.launch",
+    "run_campaign": "killpoint.harness.campaign.launch",
 }
 
 __all__ = [

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from killpoint import fake_services as fs
-from killpoint.harness.contract.errors import DefinitionError, EffectRejected, OutcomeUnknown
-from killpoint.harness.contract.records import EffectIntent, Receipt
+from killpoint.contract.errors import DefinitionError, EffectRejected, OutcomeUnknown
+from killpoint.contract.records import EffectIntent, Receipt
 from killpoint.scenarios._common import json_bytes
 
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.errors import DefinitionError
-from killpoint.harness.contract.records import EffectStatus, Receipt
+from killpoint.contract.context import StepContext
+from killpoint.contract.errors import DefinitionError
+from killpoint.contract.records import EffectStatus, Receipt
 
 DONE = (EffectStatus.COMMITTED, EffectStatus.VERIFIED, EffectStatus.COMPENSATED)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from killpoint.fake_services import FaultPlan, InProcessServices
 from killpoint.harness.protocol import StoreHandle
-from killpoint.harness.world import TENANT
+from killpoint.harness.run.world import TENANT
 
 
 class DecisionTally:

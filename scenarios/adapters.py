@@ -17,10 +17,10 @@ from typing import Any
 import httpx
 
 from killpoint import fake_services as fs
+from killpoint.contract.adapters import Capabilities, EffectAdapter
+from killpoint.contract.errors import CannotTell, OutcomeUnknown
+from killpoint.contract.records import EffectIntent, Receipt
 from killpoint.fake_services.realism import SEARCH_WINDOW_S
-from killpoint.harness.contract.adapters import Capabilities, EffectAdapter
-from killpoint.harness.contract.errors import CannotTell, OutcomeUnknown
-from killpoint.harness.contract.records import EffectIntent, Receipt
 from killpoint.scenarios._adapting import (
     arg_int,
     arg_str,

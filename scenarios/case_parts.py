@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import count
 
+from killpoint.contract.records import Versions
 from killpoint.fake_services.realism import ACTIVE, search_lag_s
-from killpoint.harness.contract.records import Versions
 from killpoint.harness.history import History
 from killpoint.harness.scenario import Expect, NotApplicable
 from killpoint.harness.schedule import (

@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping
 
 from pydantic import JsonValue
 
+from killpoint.contract.context import StepContext
+from killpoint.contract.records import EffectIntent, RunStatus
+from killpoint.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.fake_services.mailer import message_key
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.records import EffectIntent, RunStatus
-from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import text
 from killpoint.scenarios.adapters import adapters_for

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract import boundaries
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.records import EffectIntent, RunStatus
-from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
+from killpoint.contract import boundaries
+from killpoint.contract.context import StepContext
+from killpoint.contract.records import EffectIntent, RunStatus
+from killpoint.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.scenario import ExpectedEffect, Scenario
 from killpoint.scenarios._common import json_bytes, load_json, number, record, text
 from killpoint.scenarios.adapters import adapters_for

@@ -11,7 +11,7 @@ limit, the durable stop, the queue and the stop's refusal to act again are all e
 
 from __future__ import annotations
 
-from killpoint.harness.ground_truth import is_mutation
+from killpoint.harness.checkers.ground_truth import is_mutation
 from killpoint.harness.history import History
 from killpoint.harness.scenario import NamedCase, NotApplicable
 from killpoint.harness.schedule import FaultSchedule, HitPoint

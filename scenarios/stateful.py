@@ -35,16 +35,17 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from killpoint.fake_services import FaultPlan, InProcessServices, ServiceClock
 from killpoint.fake_services.faults import FaultMode, FaultRule
+from killpoint.harness.campaign.explore import READ_MODES
+from killpoint.harness.campaign.launch import resolve_engine, resolve_scenarios
+from killpoint.harness.campaign.plan import Target
 from killpoint.harness.checkers import CHECKERS
 from killpoint.harness.engines.reference import REFERENCE
-from killpoint.harness.explore import READ_MODES
 from killpoint.harness.history import History, WorkerRecord
-from killpoint.harness.interleave import run_pair
-from killpoint.harness.launch import resolve_engine, resolve_scenarios
-from killpoint.harness.plan import Target
 from killpoint.harness.protocol import EngineSpec, StoreHandle
 from killpoint.harness.results import Verdict
-from killpoint.harness.runner import Run
+from killpoint.harness.run.interleave import run_pair
+from killpoint.harness.run.runner import Run
+from killpoint.harness.run.world import EPOCH, TENANT, SharedTime, World
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import (
     ClockJump,
@@ -54,7 +55,6 @@ from killpoint.harness.schedule import (
     Interleave,
     Tamper,
 )
-from killpoint.harness.world import EPOCH, TENANT, SharedTime, World
 from killpoint.scenarios import get
 from killpoint.scenarios._machine_report import SCHEDULE_DIR_ENV, Failure, save, summary
 from killpoint.scenarios._machine_world import DecisionTally, shared_store

@@ -11,8 +11,8 @@ import httpx
 from pydantic import JsonValue
 
 from killpoint import fake_services as fs
-from killpoint.harness.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
-from killpoint.harness.contract.records import EffectIntent, Receipt
+from killpoint.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
+from killpoint.contract.records import EffectIntent, Receipt
 from killpoint.scenarios._adapting import arg_str, operation_of, translated, unknown_operation
 
 

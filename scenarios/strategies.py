@@ -5,7 +5,7 @@ Crash points are never a hand-written list: a fault-free run of the scenario is 
 drawn tomorrow. Recovery-only boundaries (reconciliation, say) come from recording the recovery
 of the campaign's single crash at each of those hits. Network faults target the mutating
 requests that recording saw, with the modes a campaign gives them. The menu is the campaign
-plan's own (`harness.plan`): what a campaign enumerates, the strategies draw from. Every
+plan's own (`harness.campaign.plan`): what a campaign enumerates, the strategies draw from. Every
 strategy shrinks towards *less*: no crash, no rule, no jump, the first boundary, the
 shortest pause; so the simplest schedule of all is the fault-free one.
 """
@@ -17,11 +17,10 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from killpoint.contract.records import Versions
 from killpoint.fake_services.faults import OPERATIONS, FaultRule
-from killpoint.harness.contract.records import Versions
-from killpoint.harness.engines.reference import REFERENCE
-from killpoint.harness.explore import READ_MODES
-from killpoint.harness.plan import (
+from killpoint.harness.campaign.explore import READ_MODES
+from killpoint.harness.campaign.plan import (
     Target,
     first_hits,
     point,
@@ -30,8 +29,10 @@ from killpoint.harness.plan import (
     single_crashes,
     targets,
 )
+from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.protocol import EngineSpec
-from killpoint.harness.runner import run_schedule
+from killpoint.harness.run.runner import run_schedule
+from killpoint.harness.run.world import BASE_VERSIONS, World
 from killpoint.harness.scenario import GatePolicy, Scenario
 from killpoint.harness.schedule import (
     ClockJump,
@@ -42,7 +43,6 @@ from killpoint.harness.schedule import (
     Tamper,
 )
 from killpoint.harness.tampering import TAMPER_KINDS as TAMPER_TABLE
-from killpoint.harness.world import BASE_VERSIONS, World
 from killpoint.scenarios import get
 
 __all__ = [

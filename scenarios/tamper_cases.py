@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from killpoint.harness.contract.boundaries import ARTIFACT_UPLOADED
+from killpoint.contract.boundaries import ARTIFACT_UPLOADED
 from killpoint.harness.history import History
 from killpoint.harness.scenario import Expect, NamedCase
 from killpoint.harness.schedule import FaultSchedule

@@ -12,57 +12,31 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import create_engine, make_url, text
-from sqlalchemy.exc import OperationalError
 
+from killpoint.contract.boundaries import BoundaryHook
+from killpoint.contract.clock import FakeClock
 from killpoint.fake_services import InProcessServices
-from killpoint.harness.contract.clock import FakeClock
-from killpoint.harness.databases import dropped
-from killpoint.harness.engine.store import Store
-from killpoint.harness.world import World
-
-POSTGRES_ENV = "KILLPOINT_TEST_POSTGRES_URL"
-TEST_KEY = "test-checkpoint-key-0123456789abcdef"
-
-OpenStore = Callable[[], Store]
-
-
-def _postgres_url() -> str:
-    """The PostgreSQL URL for this test, or skip/fail with a one-line reason."""
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {POSTGRES_ENV} is not: PostgreSQL must not be skipped")
-        pytest.skip(
-            f"{POSTGRES_ENV} is unset; set it (e.g. "
-            "postgresql+psycopg://postgres@127.0.0.1:5432/test) to run the PostgreSQL half"
-        )
-    return url
-
-
-_reachable: dict[str, str | None] = {}
-
-
-def _check_reachable(url: str) -> None:
-    """Connect once per session; a set but unreachable server is a failure, never a skip."""
-    if url not in _reachable:
-        engine = create_engine(url)
-        try:
-            with engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
-            _reachable[url] = None
-        except OperationalError as exc:
-            _reachable[url] = str(exc).splitlines()[0]
-        finally:
-            engine.dispose()
-    problem = _reachable[url]
-    if problem is not None:
-        pytest.fail(f"{POSTGRES_ENV}={url} is set but PostgreSQL is unreachable: {problem}")
+from killpoint.harness.run.databases import dropped
+from killpoint.harness.run.world import World
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.store import Store
+from killpoint.scenarios.adapters import adapters_for
+from tests.support.fixtures import (
+    TEST_KEY,
+    NewWorker,
+    OpenStore,
+    check_reachable,
+    server_url,
+)
+from tests.support.flows import make_engine
+from tests.support.loader_inputs import File
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -73,8 +47,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def postgres_url() -> str:
     """The test server's URL (the caller makes its own schema, or database, in it)."""
-    url = _postgres_url()
-    _check_reachable(url)
+    url = server_url()
+    check_reachable(url)
     return url
 
 
@@ -83,8 +57,8 @@ def database(backend: str, tmp_path: Path) -> tuple[str, str | None]:
     """(URL, schema) of this test's own database: a SQLite file, or a fresh PostgreSQL schema."""
     if backend == "sqlite":
         return f"sqlite:///{tmp_path / 'killpoint.sqlite'}", None
-    url = _postgres_url()
-    _check_reachable(url)
+    url = server_url()
+    check_reachable(url)
     return url, f"kp_{uuid.uuid4().hex[:16]}"
 
 
@@ -133,8 +107,8 @@ def world(backend: str, tmp_path: Path, checkpoint_key: bytes) -> Iterator[World
     services and one clock for both."""
     url = None
     if backend == "postgres":
-        url = _postgres_url()
-        _check_reachable(url)
+        url = server_url()
+        check_reachable(url)
     with World.open(tmp_path / "world", url) as opened, dropped(url, opened.store.url):
         yield opened
 
@@ -188,13 +162,47 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-# The campaign tests that cost most run a slice of the catalogue (or of their cases) in `ci`, all
-# of it under `thorough`.
-THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 
 
-# -- the number of inputs the fuzz tests tried (tests/fuzz.py) ----------------------------------
-from tests import fuzz  # noqa: E402
+# -- reference-engine workers over the test's store ------------------------------------------
+
+
+@pytest.fixture
+def engine(store: Store, clock: FakeClock, tmp_path: Path, checkpoint_key: bytes) -> Engine:
+    """A worker with only the pure workflows (no services needed)."""
+    return make_engine(store, clock, tmp_path)
+
+
+@pytest.fixture
+def new_worker(
+    open_store: OpenStore,
+    clock: FakeClock,
+    tmp_path: Path,
+    http: httpx.Client,
+    checkpoint_key: bytes,
+) -> NewWorker:
+    """Start a worker as a restarted process would: its own Store, Engine and adapters."""
+
+    def start(hook: BoundaryHook | None = None, **kwargs: Any) -> Engine:
+        return make_engine(open_store(), clock, tmp_path, adapters_for(http), hook=hook, **kwargs)
+
+    return start
+
+
+@pytest.fixture
+def file(tmp_path: Path) -> File:
+    """The test's one input file, rewritten with each example's bytes."""
+
+    def holding(data: bytes) -> Path:
+        path = tmp_path / "input.json"
+        path.write_bytes(data)
+        return path
+
+    return holding
+
+
+# -- the number of inputs the fuzz tests tried (tests/support/fuzz.py) ---------------------------
+from tests.support import fuzz  # noqa: E402
 
 
 @pytest.hookimpl(wrapper=True)

@@ -14,7 +14,7 @@ ORACLE = (
     "killpoint.harness.checkers",
     "killpoint.harness.history",
     "killpoint.harness.results",
-    "killpoint.harness.measures",
+    "killpoint.harness.checkers.measures",
     "killpoint.reports",
 )
 
@@ -33,7 +33,7 @@ def test_the_oracle_loads_neither_the_reference_engine_nor_sqlalchemy() -> None:
     loaded = _loaded_after(*ORACLE)
     assert set(ORACLE) <= loaded  # it really loaded the oracle
     assert not {m for m in loaded if m == "sqlalchemy" or m.startswith("sqlalchemy.")}
-    assert not {m for m in loaded if m.startswith("killpoint.harness.engine")}
+    assert not {m for m in loaded if m.startswith("killpoint.reference")}
 
 
 def test_the_oracle_judges_a_history_in_a_fresh_interpreter() -> None:
@@ -43,16 +43,14 @@ def test_the_oracle_judges_a_history_in_a_fresh_interpreter() -> None:
         "from killpoint.harness.checkers import CHECKERS\n"
         "assert 'single_effect' in CHECKERS\n"
         "assert not [m for m in sys.modules if m.startswith(('sqlalchemy', "
-        "'killpoint.harness.engine'))]\n"
+        "'killpoint.reference'))]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_the_contract_loads_nothing_of_the_harness() -> None:
-    loaded = _loaded_after(
-        "killpoint.harness.contract.workflow", "killpoint.harness.contract.context"
-    )
+    loaded = _loaded_after("killpoint.contract.workflow", "killpoint.contract.context")
     ours = {m for m in loaded if m.startswith("killpoint.")}
     assert ours and all(
-        m.startswith("killpoint.harness.contract") or m == "killpoint.harness" for m in ours
+        m.startswith("killpoint.contract") or m == "killpoint.harness" for m in ours
     )

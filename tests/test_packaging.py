@@ -81,7 +81,7 @@ def test_the_wheel_installs_only_killpoint_at_the_top(wheel: Path) -> None:
         names = archive.namelist()
     assert {t for t in tops if not t.endswith(".dist-info")} == {"killpoint"}
     assert "killpoint/reports/templates/report.html.j2" in names  # package data too
-    assert "killpoint/harness/engine/store.py" in names
+    assert "killpoint/reference/store.py" in names
     assert "killpoint/harness/cli/run.py" in names and "killpoint/harness/cli.py" not in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     with zipfile.ZipFile(wheel) as archive:

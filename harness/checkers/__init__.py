@@ -15,7 +15,7 @@ engine we do not own exactly as they judge ours. Each returns a `Verdict`, by on
   reader all the same.
 
 The end of a run a checker judges is the one the engine's durable records show (its operator
-queue, else its latest trusted checkpoint: `harness.durable`), never what a worker returned;
+queue, else its latest trusted checkpoint: `harness.run.durable`), never what a worker returned;
 the workers' word is kept apart (`History.claimed_status`), can make a verdict false (what a
 worker told its caller is held against it) but never true, and `durable_outcome` holds it to
 the durable end. So `intended_delete`, `single_compensation` and `engine_failure`, whose
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import unknown
 from killpoint.harness.checkers.atomic_write import check_atomic_write
 from killpoint.harness.checkers.attempts import check_attempts
@@ -61,7 +62,6 @@ from killpoint.harness.checkers.queue import check_operator_queue
 from killpoint.harness.checkers.secrets import check_secrets
 from killpoint.harness.checkers.sequence import check_sequence
 from killpoint.harness.checkers.single_effect import check_single_effect
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.protocol import CLOCK
 from killpoint.harness.results import Verdict

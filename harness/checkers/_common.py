@@ -3,10 +3,10 @@ ledger row is related to the deliveries the services journaled for it."""
 
 from __future__ import annotations
 
+from killpoint.contract.records import EffectRecord
 from killpoint.fake_services.faults import OPERATIONS
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord, fingerprint
-from killpoint.harness.contract.records import EffectRecord
-from killpoint.harness.ground_truth import MUTATIONS, is_mutation
+from killpoint.harness.checkers.ground_truth import MUTATIONS, is_mutation
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

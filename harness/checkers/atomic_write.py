@@ -11,9 +11,9 @@ false; at a name it does not declare, where appending may be the point (a log), 
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.files import SERVICE
 from killpoint.harness.checkers._common import cite_effect, ok, unknown, violated
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

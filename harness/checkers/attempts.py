@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from killpoint.contract.records import EffectRecord
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.faults import FaultMode
 from killpoint.fake_services.journal import RequestRecord
 from killpoint.harness.checkers._common import (
@@ -31,8 +33,6 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
-from killpoint.harness.contract.records import EffectRecord
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import Verdict
 

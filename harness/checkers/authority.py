@@ -20,6 +20,7 @@ from typing import TypeGuard
 
 from pydantic import JsonValue
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import (
     cite_request,
     is_mutation,
@@ -28,7 +29,6 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History, TamperRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 from killpoint.harness.tampering import TAMPER_KINDS, refused

@@ -11,6 +11,8 @@ is false; otherwise either half lacking evidence is unknown.
 
 from __future__ import annotations
 
+from killpoint.contract.records import BudgetLimits
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import (
     cite_request,
     is_mutation,
@@ -19,8 +21,6 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
-from killpoint.harness.contract.records import BudgetLimits
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict

@@ -11,6 +11,7 @@ which every history holds, so it judges any engine and is never unknown.
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord
 from killpoint.harness.checkers._common import (
     cite_effect,
@@ -20,7 +21,6 @@ from killpoint.harness.checkers._common import (
     request_refs,
     violated,
 )
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

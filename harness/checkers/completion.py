@@ -15,6 +15,7 @@ workers did not say completed may still have, so an unread effect makes it unkno
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import StepKind, Workflow
 from killpoint.fake_services.faults import OPERATIONS
 from killpoint.harness.checkers._common import (
     cite_effect,
@@ -24,7 +25,6 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
-from killpoint.harness.contract.workflow import StepKind, Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

@@ -22,6 +22,7 @@ reader, a trusted checkpoint without `time_left_ms`) is unknown.
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import (
     cite_request,
     mutations,
@@ -30,7 +31,6 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

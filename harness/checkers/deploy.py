@@ -4,7 +4,7 @@ every deploy's decision for a run in flight on the record of its lineage.
 Seed 000: "Never let a new model silently reinterpret an old action status", and plan
 deployment around in-flight runs with a drain, migrate or coexist strategy. The evidence is the
 versions each worker ran (the harness's record) and those each checkpoint was written under (the
-engine's), placed in workers by time (`harness.deploy_outcome.placed`):
+engine's), placed in workers by time (`harness.checkers.deploy_outcome.placed`):
 
 - a worker that commits a checkpoint under versions other than its own ran a run of another
   version without migrating it (a quarantine, the refusal to run it, is no resume);
@@ -19,9 +19,9 @@ Unknown for an engine that keeps no versions or no readable checkpoints.
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import ok, unknown, violated
-from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.deploy_outcome import after_deploy, label, placed, strategic
+from killpoint.harness.checkers.deploy_outcome import after_deploy, label, placed, strategic
 from killpoint.harness.history import History
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict

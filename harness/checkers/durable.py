@@ -5,7 +5,7 @@ only proof of workflow progress. Redelivery is normal. Use durable state and con
 control to decide whether the message is still actionable." A worker's returned outcome is
 what the queue, and the person behind it, act on: a worker that says its run was
 dead-lettered while the store still says running leaves a run no worker will take again and no
-operator will see. The oracle judges every run from the durable records (`harness.durable`),
+operator will see. The oracle judges every run from the durable records (`harness.run.durable`),
 and this checker holds the worker's word to them: the status the last worker to end returned
 (`History.claimed_status`) must be the run's durable status.
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import ok, unknown, violated
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.operator import IN_FLIGHT
 from killpoint.harness.results import EvidenceRef, Verdict

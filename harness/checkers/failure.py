@@ -8,8 +8,8 @@ evidence is the harness's own record of every call into the engine, so it is nev
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import ok, violated
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

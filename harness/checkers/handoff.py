@@ -19,6 +19,8 @@ journal already proves a write on a handoff never accepted.
 
 from __future__ import annotations
 
+from killpoint.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import (
     cite_request,
     mutations,
@@ -27,8 +29,6 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
-from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History, HitRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 

@@ -12,9 +12,9 @@ unknown.
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.files import SERVICE
 from killpoint.harness.checkers._common import cite_effect, ok, violated
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

@@ -3,7 +3,7 @@
 A run's neighbours (`FaultSchedule.neighbours`: a second tenant with the same business keys,
 another workflow of the same tenant) share its store, services, clock and approval inbox. The
 harness signs every request with its sender's origin and the services journal it, so each
-request and each effect is known to be one run's (`harness.neighbours`). The run and each
+request and each effect is known to be one run's (`harness.run.neighbours`). The run and each
 neighbour are parties, and the checker objects when, for any two of them:
 
 - a request of one carries the idempotency key of another's (the service dedups the second
@@ -29,11 +29,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from killpoint.contract.records import ApprovalRecord, EffectRecord
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.journal import AppliedEffect, RequestRecord
 from killpoint.harness.checkers._common import cite_effect, cite_request, ok, unknown, violated
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
-from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.ground_truth import content_addressed
+from killpoint.harness.checkers.ground_truth import content_addressed
 from killpoint.harness.history import ExpectedEffectRecord, History
 from killpoint.harness.protocol import ANY_WORKFLOW, CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from pydantic import JsonValue
 
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.journal import EMPTY, RequestRecord
 from killpoint.harness.checkers._common import (
     cite_request,
@@ -33,7 +34,6 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History, LieRecord
 from killpoint.harness.lies import leaves
 from killpoint.harness.results import EvidenceRef, Verdict

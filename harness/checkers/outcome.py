@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from killpoint.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
+from killpoint.contract.records import is_terminal
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.faults import FaultMode
 from killpoint.harness.checkers._common import READABLE, is_mutation, ok, unknown, violated
 from killpoint.harness.checkers.handoff import handoff_deadline
-from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
-from killpoint.harness.contract.records import is_terminal
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import Valid, Verdict
 from killpoint.harness.tampering import TAMPER_KINDS, refused

@@ -12,9 +12,9 @@ the last fault that happened.
 
 from __future__ import annotations
 
+from killpoint.contract.records import is_terminal
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import ok, unknown, violated
-from killpoint.harness.contract.records import is_terminal
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

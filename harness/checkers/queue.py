@@ -15,8 +15,8 @@ durable shows where it ended) and for an engine that keeps no queue its reader r
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import ended_as, ok, unknown, violated
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.operator import QUEUED
 from killpoint.harness.results import Verdict

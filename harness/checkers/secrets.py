@@ -4,15 +4,15 @@ Seed 000: "Do not serialize secrets into a checkpoint simply because they were p
 memory. Save references to secret-manager entries." A sealing key stored beside the checkpoints
 it seals lets whoever reads the store forge one the engine accepts; a token in a row outlives
 every rotation. The evidence is the scan the harness made after the run
-(`History.canaries`, `killpoint.harness.canary_scan`): the engine's store, its work folder,
+(`History.canaries`, `killpoint.harness.run.canary_scan`): the engine's store, its work folder,
 every file the run wrote, the history. False names each secret and where it lay (never its
 value); unknown when the run was not scanned or a place could not be read.
 """
 
 from __future__ import annotations
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers._common import ok, unknown, violated
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import Verdict
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
+from killpoint.contract.workflow import StepKind, Workflow
 from killpoint.harness.checkers._common import ok, unknown, violated
-from killpoint.harness.contract.workflow import StepKind, Workflow
 from killpoint.harness.history import History
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from killpoint.contract.workflow import Workflow
 from killpoint.fake_services.journal import AppliedEffect
 from killpoint.harness.checkers._common import (
     READABLE,
@@ -24,7 +25,6 @@ from killpoint.harness.checkers._common import (
     unknown,
     violated,
 )
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef, Verdict
 

@@ -10,7 +10,7 @@ import typer
 from sqlalchemy.exc import SQLAlchemyError
 from typer.core import TyperGroup
 
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.contract.errors import KillpointError
 
 USER_ERROR = 2
 

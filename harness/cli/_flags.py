@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, get_origin
 
 import typer
 
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.options import OPTIONS, CampaignOptions, Front, Option, OptionError, declared
 
 Command = Callable[..., None]

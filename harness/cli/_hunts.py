@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
-from killpoint.harness import hunt, jobs
+from killpoint.contract.errors import KillpointError
+from killpoint.harness.campaign import hunt, jobs
 from killpoint.harness.cli._progress import Progress
-from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.options import CampaignOptions
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import MutantResult

@@ -14,13 +14,13 @@ import typer
 from sqlalchemy import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from killpoint.contract.adapters import Capabilities
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.catalogue import installed
-from killpoint.harness.contract.adapters import Capabilities
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.engine import resolve_url
-from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, MIN_KEY_BYTES, check_key
-from killpoint.harness.engine.store import Store
+from killpoint.reference import resolve_url
+from killpoint.reference.integrity import DEFAULT_KEY_ENV, MIN_KEY_BYTES, check_key
+from killpoint.reference.store import Store
 
 # The operator tools (`inspect`, `compact`, `demo`) open one existing store; a campaign's own
 # `--db` (where its stores go) is a campaign option (`killpoint.harness.options`).

@@ -1,7 +1,7 @@
 """`killpoint clean`: what campaigns leave behind — `campaign-*` folders, `kp_…` schemas — removed.
 
 Each campaign gets a fresh folder under the workdir (about 70 MB for the main job) and, on
-PostgreSQL, a fresh schema (`killpoint.harness.databases.world_database`); nothing else frees
+PostgreSQL, a fresh schema (`killpoint.harness.run.databases.world_database`); nothing else frees
 them. `clean` keeps the newest N folders and drops the scratch schemas killpoint named itself
 (`kp_` and twelve hex digits), never any other; `killpoint run` calls `bound_campaigns` so the
 workdir holds at most `--keep-campaigns` folders without anyone running `clean`.
@@ -19,10 +19,10 @@ import typer
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from killpoint.harness import databases
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._shared import WORKDIR, WorkdirOption
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.harness.run import databases
 
 # Exactly the names `databases.world_database` gives: a schema of anyone else never matches.
 SCRATCH_SCHEMA = re.compile(r"^kp_[0-9a-f]{12}$")

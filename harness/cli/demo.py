@@ -20,25 +20,25 @@ import httpx
 import typer
 from pydantic import JsonValue
 
+from killpoint.contract import boundaries as b
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.artifacts import FolderArtifacts
+from killpoint.contract.clock import FakeClock
+from killpoint.contract.context import StepContext
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import EffectIntent, Outcome, RunStatus, Versions
+from killpoint.contract.workflow import Step, StepKind, Transition, Workflow
 from killpoint.harness.catalogue import installed
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._shared import DbOption, checkpoint_key, known_services, open_store
-from killpoint.harness.cli.inspect import render
-from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.artifacts import FolderArtifacts
-from killpoint.harness.contract.clock import FakeClock
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import EffectIntent, Outcome, RunStatus, Versions
-from killpoint.harness.contract.workflow import Step, StepKind, Transition, Workflow
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef
-from killpoint.harness.engine.operator_view import build_view
-from killpoint.harness.engine.settings import DEFAULT_TENANT, Settings
-from killpoint.harness.engine.store import Store
-from killpoint.harness.killswitch import Killed, KillSwitch
+from killpoint.harness.cli.operator.inspect import render
+from killpoint.harness.run.killswitch import Killed, KillSwitch
 from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.integrity import DEFAULT_KEY_ENV, SecretRef
+from killpoint.reference.operator_view import build_view
+from killpoint.reference.settings import DEFAULT_TENANT, Settings
+from killpoint.reference.store import Store
 
 if TYPE_CHECKING:
     from killpoint.fake_services import InProcessServices

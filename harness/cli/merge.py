@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from killpoint.harness import preflight
+from killpoint.contract.errors import KillpointError
+from killpoint.harness.campaign import preflight
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._shared import JsonOption
 from killpoint.harness.cli._summary import print_summary, write_outputs
-from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.results import load_result
 
 PathOption = Annotated[Path | None, typer.Option(metavar="PATH", show_default=False)]
@@ -38,7 +38,7 @@ def merge(
     as_json: JsonOption = False,
 ) -> None:
     """Combine shard results into one campaign result and report."""
-    from killpoint.harness.merge import merge_results
+    from killpoint.harness.campaign.merge import merge_results
 
     preflight.outputs({"--report": report, "--junit": junit, "--out": out})
     merged = merge_results([load_result(path) for path in results])

@@ -22,7 +22,8 @@ from typing import Annotated
 
 import typer
 
-from killpoint.harness import launch
+from killpoint.harness.campaign import launch
+from killpoint.harness.campaign.hunt import HuntOutcome
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
 from killpoint.harness.cli._flags import with_options
@@ -37,7 +38,6 @@ from killpoint.harness.cli._shared import (
     fresh_folder,
 )
 from killpoint.harness.cli._summary import replay_command
-from killpoint.harness.hunt import HuntOutcome
 from killpoint.harness.options import CampaignOptions
 
 ReportOption = Annotated[

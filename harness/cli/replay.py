@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from killpoint.harness import preflight
+from killpoint.contract.errors import KillpointError
+from killpoint.harness.campaign import preflight
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._flags import with_options
 from killpoint.harness.cli._shared import (
@@ -22,7 +23,6 @@ from killpoint.harness.cli._shared import (
     checkpoint_key,
     fresh_folder,
 )
-from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.history import History
 from killpoint.harness.objectives import measure_objectives
 from killpoint.harness.options import CampaignOptions
@@ -64,7 +64,7 @@ def replay(
     ] = False,
 ) -> None:
     """Re-run one fault schedule exactly, in the tier it names, and judge it again."""
-    from killpoint.harness.campaign import open_world, run_in_tier
+    from killpoint.harness.campaign.execute import open_world, run_in_tier
 
     schedule, scenario, spec = _load(schedule_file, engine)
     preflight.outputs({"--history": history}, workdir)
@@ -112,7 +112,7 @@ def _load(schedule_file: Path, engine: str | None) -> tuple[FaultSchedule, Scena
 def _judge(result: History, scenario: Scenario, schedule: FaultSchedule) -> list[Verdict]:
     """The oracle's verdicts, the named case's expected recovery, and a warning for any crash
     point the run never reached (a schedule written for another engine or version)."""
-    from killpoint.harness.campaign import expectation
+    from killpoint.harness.campaign.execute import expectation
     from killpoint.harness.checkers import check_all
 
     verdicts = check_all(result, scenario.workflow)

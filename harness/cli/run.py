@@ -14,7 +14,8 @@ from typing import Annotated
 
 import typer
 
-from killpoint.harness import jobs, launch, preflight
+from killpoint.contract.errors import KillpointError
+from killpoint.harness.campaign import jobs, launch, preflight
 from killpoint.harness.cli import clean
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._flags import with_options
@@ -29,9 +30,8 @@ from killpoint.harness.cli._shared import (
     fresh_folder,
 )
 from killpoint.harness.cli._summary import print_summary, write_outputs
-from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.options import CampaignOptions
-from killpoint.harness.world import TENANT
+from killpoint.harness.run.world import TENANT
 
 ReportOption = Annotated[
     Path | None, typer.Option(metavar="PATH", help="Write the HTML report.", show_default=False)

@@ -38,13 +38,13 @@ from agent_framework import (
 from agent_framework import Workflow as AfWorkflow
 from pydantic import JsonValue
 
-from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.boundaries import BoundaryHook
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import (
+from killpoint.contract import boundaries as b
+from killpoint.contract.boundaries import BoundaryHook
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import (
     Outcome,
 )
-from killpoint.harness.contract.workflow import StepKind, Workflow
+from killpoint.contract.workflow import StepKind, Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.agent_framework_history import (
     CONTINUES,

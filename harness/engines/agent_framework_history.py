@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 from agent_framework import FileCheckpointStorage, WorkflowCheckpoint
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.catalogue import installed
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.units import State
 from killpoint.harness.engines.units_reader import UnitsReader

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import httpx
 
+from killpoint.contract.boundaries import START_TAKEN
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import DeployNotice, Versions
+from killpoint.contract.secrets import CHECKPOINT_KEY_ENV, SERVICE_TOKEN_ENV, Secrets
 from killpoint.harness.catalogue import installed
-from killpoint.harness.contract.boundaries import START_TAKEN
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import DeployNotice, Versions
-from killpoint.harness.contract.secrets import CHECKPOINT_KEY_ENV, SERVICE_TOKEN_ENV, Secrets
 from killpoint.harness.engines.command import ERROR_PREFIX, STATUS_PREFIX
 from killpoint.harness.engines.registry import load_engine
 from killpoint.harness.protocol import EngineUnderTest, Recorded, StoreHandle, WorkerEnv

@@ -4,7 +4,7 @@
 worker one run of the command, started with what a worker needs in its environment (the
 variables are listed in `docs/any-language.md`): the workflow id, its start message, the
 tenant, a work folder and a database URL for the engine's own durable storage, the services'
-URLs, a hook URL and a clock URL, all served by the worker's door (`harness.gateway`). The
+URLs, a hook URL and a clock URL, all served by the worker's door (`harness.run.gateway`). The
 command starts the workflow if its storage does not hold it, or resumes it, and ends printing
 one status line (`killpoint-status {"status": …, "state": …}`) and exiting 0, or a line
 `killpoint-error WHY` for a stop in its own words; any other end is the engine's failure.
@@ -31,12 +31,12 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import Outcome, RunStatus
 from killpoint.fake_services.faults import SERVICES
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import Outcome, RunStatus
-from killpoint.harness.gateway import WorkerDoor, gateway
-from killpoint.harness.killswitch import die_with, latched, released
 from killpoint.harness.protocol import CLOCK, EngineSpec, WorkerEnv
+from killpoint.harness.run.gateway import WorkerDoor, gateway
+from killpoint.harness.run.killswitch import die_with, latched, released
 from killpoint.harness.scenario import Scenario
 
 STATUS_PREFIX = "killpoint-status "

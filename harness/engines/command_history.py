@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import ApprovalRecord, EffectRecord
 from killpoint.harness.engines.command import Command
 from killpoint.harness.protocol import CheckpointRecord, ReaderFactory, StoreHandle
 

@@ -35,9 +35,9 @@ from typing import Any, cast
 from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowStatusString
 from pydantic import JsonValue
 
-from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import Outcome, RunStatus
+from killpoint.contract import boundaries as b
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import Outcome, RunStatus
 from killpoint.harness.engines import units
 from killpoint.harness.engines.dbos_store import (
     SystemDatabase,

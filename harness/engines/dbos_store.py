@@ -27,11 +27,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
-from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.databases import is_postgres, parse, schema_of
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle
+from killpoint.harness.run.databases import is_postgres, parse, schema_of
 
 URL_ENV = "KILLPOINT_DBOS_URL"
 DEFAULT_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

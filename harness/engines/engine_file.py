@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.engines.command import Command, split
 from killpoint.harness.protocol import EngineSpec
 

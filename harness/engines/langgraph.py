@@ -41,14 +41,14 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import JsonValue
 from sqlalchemy import make_url
 
-from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.boundaries import BoundaryHook, no_hook
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import (
+from killpoint.contract import boundaries as b
+from killpoint.contract.boundaries import BoundaryHook, no_hook
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import (
     Outcome,
     RunStatus,
 )
-from killpoint.harness.contract.workflow import Workflow
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.protocol import (
     EngineSpec,

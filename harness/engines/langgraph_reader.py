@@ -12,8 +12,8 @@ from __future__ import annotations
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.graph import START
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.catalogue import installed
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.langgraph import CHANNEL, open_saver, thread
 from killpoint.harness.engines.units_reader import UnitsReader

@@ -20,25 +20,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.artifacts import FolderArtifacts
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord, Outcome
-from killpoint.harness.engine.audit import STATEMENTS as AUDIT_STATEMENTS
-from killpoint.harness.engine.audit import audit_trail
-from killpoint.harness.engine.controls import Controls
-from killpoint.harness.engine.deadletter import STATEMENTS as DELIVERY_STATEMENTS
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.envelope import open_checkpoint
-from killpoint.harness.engine.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
-from killpoint.harness.engine.fence import Fence
-from killpoint.harness.engine.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
-from killpoint.harness.engine.keep import keep_workflow
-from killpoint.harness.engine.migrations import upgrade
-from killpoint.harness.engine.operator_queue import queue_entry
-from killpoint.harness.engine.rows import StepOutput
-from killpoint.harness.engine.settings import Settings
-from killpoint.harness.engine.steps import Steps
-from killpoint.harness.engine.store import CheckpointLog, Store
-from killpoint.harness.engine.tamper import stage
+from killpoint.contract.artifacts import FolderArtifacts
+from killpoint.contract.records import ApprovalRecord, EffectRecord, Outcome
 from killpoint.harness.protocol import (
     AuditedControl,
     CheckpointRecord,
@@ -48,6 +31,23 @@ from killpoint.harness.protocol import (
     WorkerEnv,
 )
 from killpoint.harness.scenario import Scenario
+from killpoint.reference.audit import STATEMENTS as AUDIT_STATEMENTS
+from killpoint.reference.audit import audit_trail
+from killpoint.reference.controls import Controls
+from killpoint.reference.deadletter import STATEMENTS as DELIVERY_STATEMENTS
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.envelope import open_checkpoint
+from killpoint.reference.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
+from killpoint.reference.fence import Fence
+from killpoint.reference.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
+from killpoint.reference.keep import keep_workflow
+from killpoint.reference.migrations import upgrade
+from killpoint.reference.operator_queue import queue_entry
+from killpoint.reference.rows import StepOutput
+from killpoint.reference.settings import Settings
+from killpoint.reference.steps import Steps
+from killpoint.reference.store import CheckpointLog, Store
+from killpoint.reference.tamper import stage
 
 STORE = "reference.store"
 

@@ -19,8 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.catalogue import installed
-from killpoint.harness.contract.errors import KillpointError
 from killpoint.harness.protocol import EngineSpec
 
 REFERENCE_NAME = "reference"

@@ -41,11 +41,11 @@ from temporalio.common import RawValue, WorkflowIDConflictPolicy, WorkflowIDReus
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from killpoint.contract import boundaries as b
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import Outcome, RunStatus
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.catalogue import installed
-from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import Outcome, RunStatus
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.temporal_server import (
     DevServer,
@@ -56,7 +56,6 @@ from killpoint.harness.engines.temporal_server import (
     server,
 )
 from killpoint.harness.engines.units_reader import UnitsReader
-from killpoint.harness.killswitch import Killed
 from killpoint.harness.protocol import (
     ANY_WORKFLOW,
     FORKED,
@@ -65,6 +64,7 @@ from killpoint.harness.protocol import (
     StoreHandle,
     WorkerEnv,
 )
+from killpoint.harness.run.killswitch import Killed
 from killpoint.harness.scenario import Scenario
 
 DEFAULT_VARIANT = "keyed"

@@ -38,7 +38,7 @@ from temporalio.converter import default as default_converter
 from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.service import RPCError, RPCStatusCode
 
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.protocol import StoreHandle
 
 T = TypeVar("T")

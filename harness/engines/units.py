@@ -43,17 +43,17 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.artifacts import FolderArtifacts
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.errors import (
+from killpoint.contract import boundaries as b
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.artifacts import FolderArtifacts
+from killpoint.contract.context import StepContext
+from killpoint.contract.errors import (
     CannotTell,
     EffectRejected,
     KillpointError,
     OutcomeUnknown,
 )
-from killpoint.harness.contract.records import (
+from killpoint.contract.records import (
     ArtifactRef,
     EffectIntent,
     EffectRecord,
@@ -62,7 +62,7 @@ from killpoint.harness.contract.records import (
     Receipt,
     RunStatus,
 )
-from killpoint.harness.contract.workflow import Step, Workflow
+from killpoint.contract.workflow import Step, Workflow
 from killpoint.harness.engines.units_files import Attempts as Attempts  # the adapters' names
 from killpoint.harness.engines.units_files import Grants as Grants
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle, WorkerEnv

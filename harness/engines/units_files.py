@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.records import ApprovalRecord
+from killpoint.contract.records import ApprovalRecord
 
 
 class Grants:

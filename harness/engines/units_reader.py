@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from killpoint.harness.contract.records import ApprovalRecord, EffectRecord
+from killpoint.contract.records import ApprovalRecord, EffectRecord
 from killpoint.harness.engines.units import Grants, folder_of
 from killpoint.harness.protocol import StoreHandle
 

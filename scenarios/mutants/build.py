@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.fence import Fence
-from killpoint.harness.engine.ledger import EffectExecutor
-from killpoint.harness.engine.steps import Steps
-from killpoint.harness.engine.store import CheckpointLog
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.fence import Fence
+from killpoint.reference.ledger import EffectExecutor
+from killpoint.reference.steps import Steps
+from killpoint.reference.store import CheckpointLog
 
 __all__ = ["mutant"]
 

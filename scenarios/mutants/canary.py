@@ -13,11 +13,11 @@ no longer holds).
 
 from __future__ import annotations
 
-from killpoint.harness.contract.workflow import Step, Workflow
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.fold import Change
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.model import Checkpoint
+from killpoint.contract.workflow import Step, Workflow
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.fold import Change
+from killpoint.reference.ledger import Session
+from killpoint.reference.model import Checkpoint
 
 
 class KeyCarriedInCheckpoint(Engine):

@@ -16,12 +16,12 @@ new request and applies it again.
 
 from __future__ import annotations
 
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.records import EffectIntent, Receipt, RunStatus
-from killpoint.harness.engine.control_rules import CLOSED, Facts
-from killpoint.harness.engine.controls import ControlRefused, Controls, Held
-from killpoint.harness.engine.fold import Change
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.records import EffectIntent, Receipt, RunStatus
 from killpoint.harness.engines.reference import ReferenceEngine
+from killpoint.reference.control_rules import CLOSED, Facts
+from killpoint.reference.controls import ControlRefused, Controls, Held
+from killpoint.reference.fold import Change
 from killpoint.scenarios.mutants.wrapped import Wrapped
 
 

@@ -12,11 +12,11 @@ store, never shows the run. Every later delivery says dead-lettered again, and n
 
 from __future__ import annotations
 
-from killpoint.harness.contract.records import RunStatus
-from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.model import Checkpoint
+from killpoint.contract.records import RunStatus
+from killpoint.contract.workflow import Workflow
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.ledger import Session
+from killpoint.reference.model import Checkpoint
 
 
 class DeadLetterOnlyReported(Engine):

@@ -11,10 +11,10 @@ old checkpoint's limits as the budget left (v1 kept the limits and what was spen
 
 from __future__ import annotations
 
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.integrity import parse_sealed
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.model import Checkpoint, StoredCheckpoint
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.integrity import parse_sealed
+from killpoint.reference.ledger import Session
+from killpoint.reference.model import Checkpoint, StoredCheckpoint
 
 
 class TimeLeftCountedFromResume(Engine):

@@ -3,11 +3,11 @@ runs"; "Never let a new model silently reinterpret an old action status")."""
 
 from __future__ import annotations
 
-from killpoint.harness.contract.workflow import Workflow
-from killpoint.harness.engine.deploy import Refused
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.model import Checkpoint
+from killpoint.contract.workflow import Workflow
+from killpoint.reference.deploy import Refused
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.ledger import Session
+from killpoint.reference.model import Checkpoint
 
 
 class ResumesAcrossVersions(Engine):

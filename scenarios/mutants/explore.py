@@ -2,7 +2,7 @@
 a fault on a read, or a start message that comes back after the run has ended.
 
 The systematic plan crashes once or twice and faults one mutating request at a time; these
-mistakes survive all of that and show only under what the exploration (`harness.explore`)
+mistakes survive all of that and show only under what the exploration (`harness.campaign.explore`)
 generates: a crash right after a 5xx, a lookup that times out, a verification read that fails,
 a redelivery after completion. Each is the reference engine with one seam overridden, written
 from the seeds' description of the mistake, not from the schedule that exposes it.
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.errors import EffectRejected, OutcomeUnknown
-from killpoint.harness.contract.records import (
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.errors import EffectRejected, OutcomeUnknown
+from killpoint.contract.records import (
     BudgetLimits,
     EffectIntent,
     EffectRecord,
@@ -24,10 +24,10 @@ from killpoint.harness.contract.records import (
     Receipt,
     is_terminal,
 )
-from killpoint.harness.contract.workflow import Step
-from killpoint.harness.engine.errors import UnknownWorkflowError
-from killpoint.harness.engine.ledger import EffectExecutor, Session
-from killpoint.harness.engine.steps import Steps
+from killpoint.contract.workflow import Step
+from killpoint.reference.errors import UnknownWorkflowError
+from killpoint.reference.ledger import EffectExecutor, Session
+from killpoint.reference.steps import Steps
 from killpoint.scenarios.mutants.resume import RedeliveryIsFreshWork
 from killpoint.scenarios.mutants.wrapped import Wrapped
 

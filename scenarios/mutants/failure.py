@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from killpoint.harness.contract.artifacts import ArtifactStore, FolderArtifacts
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.workflow import Step
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.model import Checkpoint
-from killpoint.harness.engine.steps import Steps
+from killpoint.contract.artifacts import ArtifactStore, FolderArtifacts
+from killpoint.contract.context import StepContext
+from killpoint.contract.workflow import Step
+from killpoint.reference.ledger import Session
+from killpoint.reference.model import Checkpoint
+from killpoint.reference.steps import Steps
 
 
 class ParsedBeforeHashed:

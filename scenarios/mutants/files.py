@@ -12,10 +12,10 @@ from __future__ import annotations
 import base64
 
 from killpoint import fake_services as fs
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.errors import OutcomeUnknown
-from killpoint.harness.contract.records import EffectIntent, Receipt
-from killpoint.harness.engine.ledger import EffectExecutor, Session
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.errors import OutcomeUnknown
+from killpoint.contract.records import EffectIntent, Receipt
+from killpoint.reference.ledger import EffectExecutor, Session
 from killpoint.scenarios.mutants.wrapped import Wrapped
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from killpoint.harness.contract.records import EffectIntent, EffectRecord, EffectStatus, Outcome
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.ledger import EffectExecutor
+from killpoint.contract.records import EffectIntent, EffectRecord, EffectStatus, Outcome
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.ledger import EffectExecutor
 
 # What this process has sent: (store, idempotency key) of each effect a worker of this process
 # began to send. It lives as long as the process, as a module-level cache does.

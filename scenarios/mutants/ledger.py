@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from killpoint.harness.contract import boundaries as b
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.errors import EffectRejected, OutcomeUnknown
-from killpoint.harness.contract.records import EffectIntent, EffectRecord, EffectStatus, Receipt
-from killpoint.harness.engine.ledger import EffectExecutor, Rejected, Session, operation_id
+from killpoint.contract import boundaries as b
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.errors import EffectRejected, OutcomeUnknown
+from killpoint.contract.records import EffectIntent, EffectRecord, EffectStatus, Receipt
+from killpoint.reference.ledger import EffectExecutor, Rejected, Session, operation_id
 from killpoint.scenarios.mutants.wrapped import Wrapped
 
 S = EffectStatus

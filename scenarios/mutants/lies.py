@@ -20,15 +20,15 @@ from dataclasses import replace
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.records import BudgetLimits
-from killpoint.harness.contract.workflow import Step, StepKind
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.fold import Change
-from killpoint.harness.engine.integrity import input_hash
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.model import Checkpoint
-from killpoint.harness.engine.steps import Steps
+from killpoint.contract.context import StepContext
+from killpoint.contract.records import BudgetLimits
+from killpoint.contract.workflow import Step, StepKind
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.fold import Change
+from killpoint.reference.integrity import input_hash
+from killpoint.reference.ledger import Session
+from killpoint.reference.model import Checkpoint
+from killpoint.reference.steps import Steps
 
 
 class LatestMessageAmendsTheRun(Engine):

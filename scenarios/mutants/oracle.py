@@ -15,23 +15,23 @@ from dataclasses import replace
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.errors import EffectRejected, OutcomeUnknown
-from killpoint.harness.contract.records import (
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.context import StepContext
+from killpoint.contract.errors import EffectRejected, OutcomeUnknown
+from killpoint.contract.records import (
     EffectIntent,
     EffectRecord,
     EffectStatus,
     Receipt,
     RunStatus,
 )
-from killpoint.harness.contract.workflow import Step, Transition
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.fold import Change
-from killpoint.harness.engine.ledger import EffectExecutor, Session, Stop
-from killpoint.harness.engine.model import Checkpoint
-from killpoint.harness.engine.rows import Lease
-from killpoint.harness.engine.steps import Steps
+from killpoint.contract.workflow import Step, Transition
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.fold import Change
+from killpoint.reference.ledger import EffectExecutor, Session, Stop
+from killpoint.reference.model import Checkpoint
+from killpoint.reference.rows import Lease
+from killpoint.reference.steps import Steps
 from killpoint.scenarios.mutants.wrapped import Wrapped
 
 S = EffectStatus

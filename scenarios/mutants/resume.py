@@ -9,19 +9,19 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.records import BudgetLimits
-from killpoint.harness.engine.budget import initial_budget
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.errors import QuarantinedError
-from killpoint.harness.engine.fold import Change
-from killpoint.harness.engine.integrity import parse_sealed
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.migrations import upgrade
-from killpoint.harness.engine.model import Checkpoint, StoredCheckpoint
-from killpoint.harness.engine.rows import Lease
+from killpoint.contract.records import BudgetLimits
 from killpoint.harness.engines.reference import ReferenceEngine
 from killpoint.harness.protocol import WorkerEnv
 from killpoint.harness.scenario import Scenario
+from killpoint.reference.budget import initial_budget
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.errors import QuarantinedError
+from killpoint.reference.fold import Change
+from killpoint.reference.integrity import parse_sealed
+from killpoint.reference.ledger import Session
+from killpoint.reference.migrations import upgrade
+from killpoint.reference.model import Checkpoint, StoredCheckpoint
+from killpoint.reference.rows import Lease
 
 
 class BudgetsResetOnRestart(Engine):

@@ -13,12 +13,12 @@ from __future__ import annotations
 from contextlib import suppress
 
 from killpoint import fake_services as fs
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.errors import OutcomeUnknown
-from killpoint.harness.contract.records import EffectIntent, EffectRecord, Receipt
-from killpoint.harness.contract.workflow import Step
-from killpoint.harness.engine.ledger import EffectExecutor, Session, intent_of
-from killpoint.harness.engine.steps import Steps
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.errors import OutcomeUnknown
+from killpoint.contract.records import EffectIntent, EffectRecord, Receipt
+from killpoint.contract.workflow import Step
+from killpoint.reference.ledger import EffectExecutor, Session, intent_of
+from killpoint.reference.steps import Steps
 from killpoint.scenarios.adapters import FINGERPRINT
 from killpoint.scenarios.mutants.wrapped import Wrapped
 

@@ -17,9 +17,9 @@ import dataclasses
 
 from pydantic import JsonValue
 
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.rows import Lease
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.ledger import Session
+from killpoint.reference.rows import Lease
 
 
 class _FencedWritesOnly(Session):

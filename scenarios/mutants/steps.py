@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.records import EffectRecord, EffectStatus
-from killpoint.harness.contract.workflow import Step, Transition
-from killpoint.harness.engine.fold import Change
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.model import Checkpoint
-from killpoint.harness.engine.steps import Steps
+from killpoint.contract.records import EffectRecord, EffectStatus
+from killpoint.contract.workflow import Step, Transition
+from killpoint.reference.fold import Change
+from killpoint.reference.ledger import Session
+from killpoint.reference.model import Checkpoint
+from killpoint.reference.steps import Steps
 from killpoint.scenarios.mutants.ledger import written_after
 
 S = EffectStatus

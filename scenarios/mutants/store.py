@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from killpoint.harness.engine.errors import ConflictError
-from killpoint.harness.engine.fence import Fence, Tx
-from killpoint.harness.engine.rows import Lease, NewCheckpoint, workflow_position
-from killpoint.harness.engine.store import CheckpointLog
+from killpoint.reference.errors import ConflictError
+from killpoint.reference.fence import Fence, Tx
+from killpoint.reference.rows import Lease, NewCheckpoint, workflow_position
+from killpoint.reference.store import CheckpointLog
 
 
 class LastWriterWins(Fence):

@@ -16,19 +16,19 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from killpoint.harness.contract.artifacts import ArtifactStore, FolderArtifacts
-from killpoint.harness.contract.context import StepContext
-from killpoint.harness.contract.errors import ArtifactError
-from killpoint.harness.contract.records import ArtifactRef, BudgetLimits
-from killpoint.harness.contract.workflow import Step, Transition
-from killpoint.harness.engine.dispatcher import Engine
-from killpoint.harness.engine.errors import IntegrityError, QuarantinedError, WrongTenantError
-from killpoint.harness.engine.fold import Change
-from killpoint.harness.engine.integrity import parse_sealed, verify_seal
-from killpoint.harness.engine.ledger import Session
-from killpoint.harness.engine.migrations import upgrade
-from killpoint.harness.engine.model import Checkpoint, StoredCheckpoint
-from killpoint.harness.engine.steps import Steps
+from killpoint.contract.artifacts import ArtifactStore, FolderArtifacts
+from killpoint.contract.context import StepContext
+from killpoint.contract.errors import ArtifactError
+from killpoint.contract.records import ArtifactRef, BudgetLimits
+from killpoint.contract.workflow import Step, Transition
+from killpoint.reference.dispatcher import Engine
+from killpoint.reference.errors import IntegrityError, QuarantinedError, WrongTenantError
+from killpoint.reference.fold import Change
+from killpoint.reference.integrity import parse_sealed, verify_seal
+from killpoint.reference.ledger import Session
+from killpoint.reference.migrations import upgrade
+from killpoint.reference.model import Checkpoint, StoredCheckpoint
+from killpoint.reference.steps import Steps
 
 DAY_S = 86400.0
 

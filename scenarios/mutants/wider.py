@@ -1,5 +1,5 @@
-"""Mutants of the mistakes only a wider world exposes: deeper schedules (`harness.explore`),
-start messages that lie (`harness.lies`), neighbours (`harness.neighbours`), the durable records
+"""Mutants of the mistakes only a wider world exposes: deeper schedules (`campaign.explore`),
+start messages that lie (`harness.lies`), neighbours (`run.neighbours`), the durable records
 behind a worker's word and an operator's controls under faults, the world's secrets and time.
 Each is registered in `MUTANTS` after the seeds' first ones, in this order.
 """
@@ -24,7 +24,7 @@ __all__ = ["WIDER"]
 
 WIDER: dict[str, EngineSpec] = {}
 
-# mistakes only deeper schedules expose (`harness.explore`): crash after a 5xx, a fault on a
+# mistakes only deeper schedules expose (`campaign.explore`): crash after a 5xx, a fault on a
 # lookup or a verification read, a start message redelivered after the run ended
 WIDER.update(
     (s.name, s)
@@ -77,7 +77,7 @@ WIDER.update(
     )
 )
 
-# mistakes only a neighbour exposes (`harness.neighbours`): a second tenant with the same orders,
+# mistakes only a neighbour exposes (`run.neighbours`): a second tenant with the same orders,
 # another workflow at the same gate
 WIDER.update(
     (s.name, s)

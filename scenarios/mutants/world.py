@@ -12,15 +12,15 @@ gate (`FaultSchedule.neighbours`), is what makes the mistake do harm.
 
 from __future__ import annotations
 
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.records import ApprovalRecord, EffectIntent, Receipt
-from killpoint.harness.contract.workflow import Transition
-from killpoint.harness.engine.fold import Change
-from killpoint.harness.engine.integrity import canonical_json, sha256_hex
-from killpoint.harness.engine.ledger import EffectExecutor, Session
-from killpoint.harness.engine.model import ApprovalGrant, Checkpoint
-from killpoint.harness.engine.steps import Steps
-from killpoint.harness.engine.store import Store
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.records import ApprovalRecord, EffectIntent, Receipt
+from killpoint.contract.workflow import Transition
+from killpoint.reference.fold import Change
+from killpoint.reference.integrity import canonical_json, sha256_hex
+from killpoint.reference.ledger import EffectExecutor, Session
+from killpoint.reference.model import ApprovalGrant, Checkpoint
+from killpoint.reference.steps import Steps
+from killpoint.reference.store import Store
 from killpoint.scenarios.mutants.wrapped import Wrapped
 
 

@@ -7,8 +7,8 @@ overrides the one call it gets wrong, so the rest reaches the scenario's adapter
 
 from __future__ import annotations
 
-from killpoint.harness.contract.adapters import EffectAdapter
-from killpoint.harness.contract.records import EffectIntent, Receipt
+from killpoint.contract.adapters import EffectAdapter
+from killpoint.contract.records import EffectIntent, Receipt
 
 
 class Wrapped:

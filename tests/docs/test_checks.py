@@ -4,8 +4,8 @@ show its sample are each reported, so test_docs.py passing means something."""
 
 from __future__ import annotations
 
-from tests.docs.blocks import ROOT, output_shown, problem, read_blocks
-from tests.docs.commands import Command, check, commands
+from tests.support.blocks import ROOT, output_shown, problem, read_blocks
+from tests.support.commands import Command, check, commands
 
 DOC = ROOT / "docs" / "example.md"
 
@@ -86,7 +86,7 @@ def test_other_programs_need_what_they_name_and_an_unknown_one_fails() -> None:
     ]
     assert check(Command("npm publish", 0))
     assert check(Command("make all", 0)) == [
-        "no rule checks 'make' (make all): add one to tests.docs.commands.RULES"
+        "no rule checks 'make' (make all): add one to tests.support.commands.RULES"
     ]
 
 

@@ -1,12 +1,12 @@
 """The documentation runs: every code block of README.md and docs/ is run, checked or marked as
-a sample (`tests/docs/blocks.py` says how), so an example that stops working fails here, not in
+a sample (`tests/support/blocks.py` says how), so an example that stops working fails here, not in
 a reader's hands.
 
 Run or only parsed, per block: a block runs when it runs in seconds (the plugin example, the
 guide's quick campaigns, a replay). A block is only parsed — every killpoint flag, value,
 scenario, engine and file checked against the real CLI and the repository — when running it
 would cost minutes or change this machine, and its marker says which: the main job and the
-framework campaigns (minutes; `tests/frameworks` and the main job's own tests run them), the
+framework campaigns (minutes; `tests/harness/engines` and the main job's own tests run them), the
 test and benchmark commands (this suite itself, minutes of benchmarks), a synopsis (not a
 command), a replay of a file an earlier campaign wrote.
 """
@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from killpoint.harness.catalogue import Catalogue
-from tests.docs.blocks import ROOT, Block, all_blocks, output_shown, problem
-from tests.docs.commands import check, commands
-from tests.docs.projects import Project, Ran
+from tests.support.blocks import ROOT, Block, all_blocks, output_shown, problem
+from tests.support.commands import check, commands
+from tests.support.projects import Project, Ran
 
 BLOCKS = all_blocks()
 

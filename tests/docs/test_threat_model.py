@@ -21,8 +21,8 @@ from killpoint.harness.schedule import FaultSchedule
 from killpoint.harness.tampering import TAMPER_KINDS
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
-from tests.docs.blocks import ROOT
-from tests.scenarios.test_mutants import PINS
+from tests.support.blocks import ROOT
+from tests.support.pins import PINS
 
 PAGE = ROOT / "docs" / "threat-model.md"
 CASE_CHECKER = "expected_recovery"  # a named case's own expectation, judged beside the oracle

@@ -8,7 +8,7 @@ import re
 
 from killpoint.harness.scenario import EFFECT_OPERATIONS
 from killpoint.scenarios.adapters import SERVICES
-from tests.docs.blocks import ROOT
+from tests.support.blocks import ROOT
 
 GUIDE = ROOT / "docs" / "writing-a-scenario.md"
 

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from killpoint.fake_services import ArtifactCorrupt, ArtifactsClient, InProcessServices, NotFound
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 
 def test_put_then_get_round_trips_by_content_address(

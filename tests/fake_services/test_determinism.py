@@ -17,7 +17,7 @@ from killpoint.fake_services import (
     PublisherClient,
     ServiceError,
 )
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 PLAN = plan(
     rule("payments", "create_charge", "lost_response", occurrence=1),

@@ -14,7 +14,7 @@ from killpoint.fake_services import (
     OutcomeUnknown,
     PaymentsClient,
 )
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 
 def test_lost_request_leaves_no_request_row_and_no_effect(

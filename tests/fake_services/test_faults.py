@@ -5,7 +5,7 @@ from pydantic import ValidationError
 
 from killpoint.fake_services import FaultInjector, FaultMode, FaultPlan, FaultRule
 from killpoint.fake_services.faults import OPERATIONS, classify
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 
 def test_fault_plan_round_trips_through_json() -> None:

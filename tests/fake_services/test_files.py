@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from killpoint.fake_services import FilesClient, InProcessServices, NotFound, Rejected
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import asyncio
 from pathlib import Path
 
 from killpoint.fake_services import CmsClient, FaultPlan, InProcessServices, Journal
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 
 def test_file_journal_outlives_the_services_object(tmp_path: Path) -> None:

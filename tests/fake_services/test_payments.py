@@ -14,7 +14,7 @@ from killpoint.fake_services import (
     Rejected,
     realism,
 )
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 
 @pytest.fixture

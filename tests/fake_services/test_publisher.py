@@ -7,7 +7,7 @@ import httpx
 
 from killpoint.fake_services import FaultPlan, InProcessServices, PublisherClient
 from killpoint.fake_services.realism import ACTIVE, LAG_MAX_S, visibility_lag_s
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 
 def _seed(lagging: bool, least_s: float = 0.0) -> str:

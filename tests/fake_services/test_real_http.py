@@ -21,7 +21,7 @@ from killpoint.fake_services import (
     ServiceProcess,
 )
 from killpoint.fake_services.transport import FaultInjectingTransport
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 pytestmark = pytest.mark.realtier
 

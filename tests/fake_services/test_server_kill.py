@@ -15,7 +15,7 @@ from killpoint.fake_services import (
     PaymentsClient,
     ServiceProcess,
 )
-from tests.fake_services.conftest import plan, rule
+from tests.support.service_faults import plan, rule
 
 pytestmark = pytest.mark.realtier
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from killpoint import ExpectedEffect
-from killpoint.harness.contract.errors import DefinitionError, KillpointError
+from killpoint.contract.errors import DefinitionError, KillpointError
 from killpoint.scenarios import catalogue
 
 

@@ -4,8 +4,8 @@ results (`killpoint merge`).
 
 Whatever a file or an entry point holds, the outcome is the loaded thing or one
 `KillpointError`; through the CLI, one line on stderr, exit status 2 and nothing created. A
-valid document broken the ways its schema forbids (`tests.hostile_json`) is always the error.
-Each input is counted (`tests/fuzz.py`).
+valid document broken the ways its schema forbids is always the error.
+Each input is counted (`tests/support/fuzz.py`).
 """
 
 from __future__ import annotations
@@ -23,20 +23,20 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from killpoint.contract.errors import KillpointError
+from killpoint.contract.records import Versions
 from killpoint.fake_services.faults import PARAMS, SERVICES, FaultMode, FaultPlan, FaultRule
 from killpoint.harness import schedule as fs
 from killpoint.harness.catalogue import GROUP, Catalogue, gather, installed
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.contract.records import Versions
 from killpoint.harness.engines.registry import load_engine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import CampaignResult, load_result
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, load_schedule
 from killpoint.harness.tampering import TAMPER_KINDS
-from tests import fuzz
-from tests import hostile_json as hj
-from tests.harness.loader_inputs import File, any_bytes, refused_by_the_cli
+from tests.support import fuzz
+from tests.support import hostile_json as hj
+from tests.support.loader_inputs import File, any_bytes, refused_by_the_cli
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Hypothesis over `killpoint merge`'s loader of campaign results: a valid result broken the
-ways its schema forbids (`tests.hostile_json`) is one `KillpointError`, through the CLI one line
-and exit status 2 with nothing created; what loads, merges, sums up and renders. Each input is
-counted (`tests/fuzz.py`).
+ways its schema forbids is one `KillpointError`, through the CLI one line and exit status 2 with
+nothing created; what loads, merges, sums up and renders. Each input is counted
+(`tests/support/fuzz.py`).
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.merge import merge_results
+from killpoint.contract.errors import KillpointError
+from killpoint.harness.campaign.merge import merge_results
 from killpoint.harness.results import MAX_SECONDS, load_result
 from killpoint.reports import summary_json, write_html
 from killpoint.reports.junit import junit_xml
-from tests import fuzz
-from tests import hostile_json as hj
-from tests.harness.loader_inputs import File, any_bytes, refused_by_the_cli
-from tests.reports.campaigns import sample_campaign
+from tests.support import fuzz
+from tests.support import hostile_json as hj
+from tests.support.campaigns import sample_campaign
+from tests.support.loader_inputs import File, any_bytes, refused_by_the_cli
 
 # -- campaign results --------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from killpoint.harness.contract.records import BudgetLimits
+from killpoint.contract.records import BudgetLimits
 from killpoint.harness.history import History, HitRecord, WorkerRecord
 from killpoint.harness.objectives import (
     CrashRecovery,

@@ -8,45 +8,20 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any
 
 import pytest
 
-from killpoint.harness.campaign import CampaignConfig
+from killpoint.harness.campaign.execute import CampaignConfig
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.options import (
     OPTIONS,
     CampaignOptions,
-    Option,
     OptionError,
     SessionOptions,
     declared,
 )
-
-# Text a user might type for the options whose value is not a boolean, a number or a choice.
-TEXT_SAMPLES = {
-    "scenarios": "email",
-    "engine": "mutant:budgets_reset_on_restart",
-    "db": "sqlite:///elsewhere.sqlite",
-    "shard": "2/3",
-    "explore": "30s",
-    "jobs": "3",
-    "worker_timeout": "45",
-    "report": "r.html",
-    "junit": "j.xml",
-    "replay": "s.json",
-}
-
-
-def sample(spec: Option) -> str:
-    """A value other than the default, as text (a flag's, an environment variable's)."""
-    if spec.hint is bool:
-        return str(not spec.default).lower()
-    if spec.hint is int:
-        return str(spec.default + 7)
-    if get_origin(spec.hint) is Literal:
-        return next(str(c) for c in get_args(spec.hint) if c != spec.default)
-    return TEXT_SAMPLES[spec.name]  # a new text option needs a sample here
+from tests.support.options import sample
 
 
 def test_every_field_is_declared_with_help_and_a_front() -> None:

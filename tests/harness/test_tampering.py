@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.harness.campaign import Campaign, CampaignConfig
-from killpoint.harness.contract.errors import KillpointError
-from killpoint.harness.engine.integrity import verify_seal
-from killpoint.harness.engine.model import StoredCheckpoint
-from killpoint.harness.engine.tamper import KINDS
-from killpoint.harness.engine.tamper_sealed import OTHER_TENANT
+from killpoint.contract.errors import KillpointError
+from killpoint.harness.campaign.execute import Campaign, CampaignConfig
 from killpoint.harness.engines.reference import REFERENCE, artifacts_of, open_store
 from killpoint.harness.engines.reference import tamper as reference_tamper
 from killpoint.harness.protocol import StoreHandle
 from killpoint.harness.schedule import FaultSchedule, Tamper, load_schedule
 from killpoint.harness.tampering import TAMPER_KINDS, TamperKind, register, tamper_kind
+from killpoint.reference.integrity import verify_seal
+from killpoint.reference.model import StoredCheckpoint
+from killpoint.reference.tamper import KINDS
+from killpoint.reference.tamper_sealed import OTHER_TENANT
 from killpoint.scenarios import CATALOGUE
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from killpoint.harness.results import CampaignResult
-from tests.reports.campaigns import empty_campaign, sample_campaign
+from tests.support.campaigns import empty_campaign, sample_campaign
 
 
 @pytest.fixture

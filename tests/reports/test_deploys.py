@@ -5,7 +5,7 @@ from __future__ import annotations
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.reports.deploys import DeployRow, deploy_rows, deploy_summary
 from killpoint.reports.html import render_html
-from tests.reports.dom import section_of
+from tests.support.dom import section_of
 
 
 def _deployed(run: RunResult, strategy: str, outcome: str, valid: bool = True) -> RunResult:

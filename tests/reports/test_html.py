@@ -9,8 +9,8 @@ from killpoint.harness.results import CampaignResult, RunResult, Verdict, hunt_r
 from killpoint.reports.html import render_html
 from killpoint.reports.places import Where
 from killpoint.reports.view import MAX_DETAILED_VIOLATIONS, build_page
-from tests.reports.campaigns import EXPECTING_TEST, with_a_catch_as_expected
-from tests.reports.dom import Census, section_of
+from tests.support.campaigns import EXPECTING_TEST, with_a_catch_as_expected
+from tests.support.dom import Census, section_of
 
 
 def test_the_page_has_every_section(campaign: CampaignResult) -> None:

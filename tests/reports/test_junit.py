@@ -7,7 +7,7 @@ from pathlib import Path
 
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.junit import EXPECTED_SUITE, MUTANT_SUITE, write_junit
-from tests.reports.campaigns import EXPECTING_TEST, with_a_catch_as_expected
+from tests.support.campaigns import EXPECTING_TEST, with_a_catch_as_expected
 
 
 def _parse(campaign: CampaignResult, tmp_path: Path) -> ET.Element:

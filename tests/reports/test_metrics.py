@@ -8,16 +8,7 @@ import pytest
 
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.metrics import campaign_metrics, percentile, summary_json
-
-
-def _with_run_measures(campaign: CampaignResult, run_id: str, **update: object) -> CampaignResult:
-    runs = [
-        r.model_copy(update={"measures": r.measures.model_copy(update=update)})
-        if r.run_id == run_id
-        else r
-        for r in campaign.runs
-    ]
-    return campaign.model_copy(update={"runs": runs})
+from tests.support.metrics import with_run_measures
 
 
 def test_percentile_is_nearest_rank_and_none_without_values() -> None:
@@ -47,7 +38,7 @@ def test_a_run_that_charged_twice_is_not_a_successful_resume(campaign: CampaignR
 def test_a_run_without_a_death_does_not_count_toward_resume_success(
     campaign: CampaignResult,
 ) -> None:
-    changed = _with_run_measures(campaign, "r0", recovered=False)
+    changed = with_run_measures(campaign, "r0", recovered=False)
     rate = campaign_metrics(changed).resume_success
     assert (rate.count, rate.of) == (3, 5)
 
@@ -57,7 +48,7 @@ def test_duplicate_effect_rate_is_runs_with_a_duplicate_over_all_runs(
 ) -> None:
     rate = campaign_metrics(campaign).duplicate_effects
     assert (rate.count, rate.of) == (1, 8)
-    more = _with_run_measures(campaign, "r0", duplicate_effects=3)
+    more = with_run_measures(campaign, "r0", duplicate_effects=3)
     assert campaign_metrics(more).duplicate_effects.count == 2
 
 
@@ -93,7 +84,7 @@ def test_storage_growth_per_workflow_and_per_step(campaign: CampaignResult) -> N
 
 
 def test_migration_failures_are_summed_and_runs_counted(campaign: CampaignResult) -> None:
-    changed = _with_run_measures(campaign, "r0", migration_failures=2)
+    changed = with_run_measures(campaign, "r0", migration_failures=2)
     metrics = campaign_metrics(changed)
     assert (metrics.migration_failures, metrics.runs_with_migration_failures) == (3, 2)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from html import unescape
 
-from killpoint.harness.merge import merge_results
+from killpoint.harness.campaign.merge import merge_results
 from killpoint.harness.objectives import CrashRecovery, RecoveryObjectives, judge
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.html import render_html
@@ -15,8 +15,8 @@ from killpoint.reports.metrics import campaign_metrics
 from killpoint.reports.objectives import objectives_summary, scenario_objectives
 from killpoint.reports.objectives_view import console_figure, within
 from killpoint.reports.view import build_page
-from tests.reports.campaigns import sample_campaign
-from tests.reports.dom import Census, section_of
+from tests.support.campaigns import sample_campaign
+from tests.support.dom import Census, section_of
 
 SAGA = RecoveryObjectives(rpo_steps=1, rto_s=120.0)
 # (run, lost steps, recovery seconds or None for never back): r7 misses the RPO, r2 the RTO

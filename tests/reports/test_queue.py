@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from killpoint.reports.html import render_html
 from killpoint.reports.queue import queue_view
-from tests.reports.campaigns import empty_campaign, sample_campaign
+from tests.support.campaigns import empty_campaign, sample_campaign
 
 
 def test_the_queue_holds_the_runs_that_wait_for_a_person_and_no_other() -> None:

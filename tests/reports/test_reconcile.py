@@ -15,8 +15,8 @@ from killpoint.harness.results import CampaignResult
 from killpoint.reports.figures import percent
 from killpoint.reports.html import render_html
 from killpoint.reports.metrics import summary_json
-from tests.reports.campaigns import with_a_catch_as_expected
-from tests.reports.test_metrics import _with_run_measures
+from tests.support.campaigns import with_a_catch_as_expected
+from tests.support.metrics import with_run_measures
 
 RATES = {
     "resume": "resume_success",
@@ -110,7 +110,7 @@ def test_a_rate_that_needs_rounding_reads_the_same_on_tile_and_table(
         r.model_copy(update={"run_id": f"{r.run_id}-{i}"}) for i in range(3) for r in campaign.runs
     ]  # 24 runs, 3 duplicates: 12.5 %; then one more duplicate: 4/24 = 16.666… %
     many = campaign.model_copy(update={"runs": runs})
-    many = _with_run_measures(many, "r0-0", duplicate_effects=1)
+    many = with_run_measures(many, "r0-0", duplicate_effects=1)
     html = render_html(many)
     assert _tile(html, "duplicates")[0] == _row(html, "duplicates")[0] == "16.7%"
     _reconcile(many)

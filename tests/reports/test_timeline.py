@@ -8,13 +8,13 @@ from pathlib import Path
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
-from killpoint.harness.runner import run_schedule
+from killpoint.harness.run.runner import run_schedule
+from killpoint.harness.run.world import World
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Neighbour
-from killpoint.harness.world import World
 from killpoint.reports.timeline import Lane, Timeline, build_timeline
 from killpoint.scenarios import CATALOGUE
-from tests.reports.campaigns import sample_campaign
-from tests.reports.duplicate_charge import duplicate_charge_history, violation_verdict
+from tests.support.campaigns import sample_campaign
+from tests.support.duplicate_charge import duplicate_charge_history, violation_verdict
 
 
 def _timeline(refs: list[EvidenceRef] | None = None) -> tuple[History, Timeline]:

@@ -11,7 +11,7 @@ from killpoint.reports.html import render_html, write_html
 from killpoint.reports.junit import junit_xml
 from killpoint.reports.places import Where
 from killpoint.reports.view import build_page, replay_command, violation_view
-from tests.reports.dom import section_of
+from tests.support.dom import section_of
 
 FILE = "killpoint-out/schedules/order_saga-r7.json"
 

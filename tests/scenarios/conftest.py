@@ -17,10 +17,10 @@ from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
 from killpoint.fake_services.journal import AppliedEffect
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import ExpectedEffectRecord, History
-from killpoint.harness.runner import run_schedule
+from killpoint.harness.run.runner import run_schedule
+from killpoint.harness.run.world import World
 from killpoint.harness.scenario import Scenario
 from killpoint.harness.schedule import FaultSchedule, HitPoint
-from killpoint.harness.world import World
 
 
 def run(world: World, scenario: Scenario, run_id: str = "run", **schedule: Any) -> History:

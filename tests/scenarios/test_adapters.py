@@ -7,9 +7,9 @@ import hashlib
 import httpx
 import pytest
 
+from killpoint.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
+from killpoint.contract.records import EffectIntent
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, FilesClient, InProcessServices
-from killpoint.harness.contract.errors import CannotTell, EffectRejected, OutcomeUnknown
-from killpoint.harness.contract.records import EffectIntent
 from killpoint.scenarios.adapters import FINGERPRINT, adapters_for, artifact_args, file_args
 from tests.scenarios.conftest import lose_response
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from killpoint.harness.contract.boundaries import CHECKPOINT_COMMITTED, STEP_BEGIN
-from killpoint.harness.contract.records import RunStatus
-from killpoint.harness.world import World
+from killpoint.contract.boundaries import CHECKPOINT_COMMITTED, STEP_BEGIN
+from killpoint.contract.records import RunStatus
+from killpoint.harness.run.world import World
 from killpoint.scenarios.approval_refund import APPROVAL_TTL_S, GATE, SCENARIO
 from tests.scenarios.conftest import crash, run
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from killpoint.harness.contract.boundaries import RECEIPT_COMMITTED
-from killpoint.harness.contract.records import EffectStatus, RunStatus
-from killpoint.harness.world import World
+from killpoint.contract.boundaries import RECEIPT_COMMITTED
+from killpoint.contract.records import EffectStatus, RunStatus
+from killpoint.harness.run.world import World
 from killpoint.scenarios.batch import BATCH_SIZE, SCENARIO
 from tests.scenarios.conftest import crash, run, times_applied
 

@@ -6,12 +6,12 @@ import httpx
 import pytest
 
 from killpoint import scenarios
-from killpoint.harness.contract.errors import KillpointError
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
-from killpoint.harness.runner import Run
+from killpoint.harness.run.runner import Run
+from killpoint.harness.run.world import World
 from killpoint.harness.schedule import FaultSchedule
-from killpoint.harness.world import World
 from killpoint.scenarios import CATALOGUE
 from tests.scenarios.conftest import run, times_applied
 

@@ -8,15 +8,15 @@ from itertools import count
 from pathlib import Path
 
 from killpoint import run_campaign
+from killpoint.contract.records import EffectStatus, RunStatus
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule
 from killpoint.fake_services.realism import ACTIVE, search_lag_s
 from killpoint.harness.checkers import check_all
-from killpoint.harness.contract.records import EffectStatus, RunStatus
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
-from killpoint.harness.runner import Run
+from killpoint.harness.run.runner import Run
+from killpoint.harness.run.world import World
 from killpoint.harness.schedule import FaultSchedule
-from killpoint.harness.world import World
 from killpoint.scenarios.adapters import FINGERPRINT
 from killpoint.scenarios.email import OUTBOX_SCENARIO, SCENARIO
 from tests.scenarios.conftest import client, crash, lose_response, run, times_applied

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from killpoint.harness.contract.boundaries import ARTIFACT_RECORDED, ARTIFACT_UPLOADED
-from killpoint.harness.contract.records import RunStatus
+from killpoint.contract.boundaries import ARTIFACT_RECORDED, ARTIFACT_UPLOADED
+from killpoint.contract.records import RunStatus
+from killpoint.harness.run.world import World
 from killpoint.harness.scenario import Scenario
-from killpoint.harness.world import World
 from killpoint.scenarios.expensive_reuse import SCENARIO, produced
 from tests.scenarios.conftest import crash, run
 

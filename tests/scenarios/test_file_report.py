@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from killpoint.contract.records import RunStatus
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, FilesClient
 from killpoint.harness.checkers import check_all
-from killpoint.harness.contract.records import RunStatus
 from killpoint.harness.history import History
-from killpoint.harness.world import World
+from killpoint.harness.run.world import World
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.file_report import SCENARIO, draft, report
 from tests.scenarios.conftest import applied, client, crash, lose_response, run

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT, STEP_BEGIN
-from killpoint.harness.contract.records import RunStatus
+from killpoint.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT, STEP_BEGIN
+from killpoint.contract.records import RunStatus
+from killpoint.harness.run.world import World
 from killpoint.harness.schedule import ClockJump
-from killpoint.harness.world import World
 from killpoint.scenarios.handoff import INCOMPATIBLE_SCENARIO, SCENARIO
 from tests.scenarios.conftest import applied, crash, run
 

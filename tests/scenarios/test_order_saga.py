@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.harness.contract.boundaries import COMPENSATE_RECORDED, RESPONSE_READ
-from killpoint.harness.contract.records import EffectStatus, RunStatus
-from killpoint.harness.world import World
+from killpoint.contract.boundaries import COMPENSATE_RECORDED, RESPONSE_READ
+from killpoint.contract.records import EffectStatus, RunStatus
+from killpoint.harness.run.world import World
 from killpoint.scenarios.order_saga import REFUND_SCENARIO, SCENARIO
 from tests.scenarios.conftest import applied, crash, effects_of, run
 

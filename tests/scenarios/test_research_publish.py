@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from killpoint.harness.contract.boundaries import RECONCILE_LOOKED_UP, RESPONSE_READ
-from killpoint.harness.contract.records import RunStatus
-from killpoint.harness.world import World
+from killpoint.contract.boundaries import RECONCILE_LOOKED_UP, RESPONSE_READ
+from killpoint.contract.records import RunStatus
+from killpoint.harness.run.world import World
 from killpoint.scenarios.research_publish import SCENARIO, check_draft
 from tests.scenarios.conftest import applied, client, crash, effects_of, lose_response, run
 

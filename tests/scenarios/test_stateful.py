@@ -12,9 +12,9 @@ from hypothesis.stateful import run_state_machine_as_test
 from killpoint.harness.checkers import check_all
 from killpoint.harness.history import History
 from killpoint.harness.protocol import EngineSpec
-from killpoint.harness.runner import run_schedule
+from killpoint.harness.run.runner import run_schedule
+from killpoint.harness.run.world import World
 from killpoint.harness.schedule import FaultSchedule, load_schedule
-from killpoint.harness.world import World
 from killpoint.scenarios import get
 from killpoint.scenarios.stateful import SCHEDULE_DIR_ENV, KillpointMachine, machine_for
 

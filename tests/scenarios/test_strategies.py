@@ -9,13 +9,13 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from killpoint.fake_services.faults import FaultMode, FaultRule
+from killpoint.harness.campaign.plan import DEDUPING
 from killpoint.harness.checkers import check_all
+from killpoint.harness.checkers.ground_truth import MUTATIONS
 from killpoint.harness.engines.reference import REFERENCE
-from killpoint.harness.ground_truth import MUTATIONS
-from killpoint.harness.plan import DEDUPING
-from killpoint.harness.runner import run_schedule
+from killpoint.harness.run.runner import run_schedule
+from killpoint.harness.run.world import World
 from killpoint.harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
-from killpoint.harness.world import World
 from killpoint.scenarios import get
 from killpoint.scenarios.strategies import (
     crash_chains,

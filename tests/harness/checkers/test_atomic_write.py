@@ -7,7 +7,7 @@ from killpoint.fake_services.journal import AppliedEffect
 from killpoint.harness.checkers.atomic_write import check_atomic_write
 from killpoint.harness.history import ExpectedEffectRecord, History
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import WORKFLOW, completed_run, effect, unreadable
+from tests.support.histories import WORKFLOW, completed_run, effect, unreadable
 
 REPORT = ExpectedEffectRecord(service="files", business_key="reports/r.md", operation="put")
 

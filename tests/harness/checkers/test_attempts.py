@@ -7,7 +7,7 @@ from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.checkers.attempts import check_attempts
 from killpoint.harness.results import EvidenceRef
 from killpoint.harness.schedule import HitPoint
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     completed_run,
     ledger_row,

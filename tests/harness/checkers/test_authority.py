@@ -8,7 +8,7 @@ from pydantic import JsonValue
 from killpoint.harness.checkers.authority import check_authority
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     CHARGE,
     WORKFLOW,
     completed_run,

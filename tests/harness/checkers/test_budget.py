@@ -6,7 +6,7 @@ from __future__ import annotations
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.checkers.budget import check_budget
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     checkpoint,
     completed_run,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from killpoint.fake_services.journal import RequestRecord
 from killpoint.harness.checkers.compensation import check_compensation
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     completed_run,
     effect,

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
+from killpoint.contract.records import EffectStatus
 from killpoint.fake_services.journal import RequestRecord
 from killpoint.harness.checkers.completion import check_verified_completion
-from killpoint.harness.contract.records import EffectStatus
 from killpoint.harness.history import ExpectedEffectRecord, History
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     GOOD_ORDER,
     WORKFLOW,
     checkpoint,

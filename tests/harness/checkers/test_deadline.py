@@ -9,7 +9,7 @@ from typing import Any
 from killpoint.harness.checkers.deadline import check_deadline
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     LIMITS,
     WORKFLOW,
     completed_run,

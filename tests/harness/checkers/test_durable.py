@@ -6,7 +6,7 @@ from killpoint.harness.checkers.durable import check_durable_outcome
 from killpoint.harness.history import History
 from killpoint.harness.protocol import AuditedControl, QueuedRun
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     completed_run,
     schedule,

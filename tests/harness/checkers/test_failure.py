@@ -6,7 +6,7 @@ from __future__ import annotations
 from killpoint.harness.checkers.failure import check_engine_failure
 from killpoint.harness.history import FailureRecord
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import WORKFLOW, completed_run, unreadable
+from tests.support.histories import WORKFLOW, completed_run, unreadable
 
 TRACE = 'Traceback (most recent call last):\n  File "x.py", line 1\njson.JSONDecodeError: bad\n'
 

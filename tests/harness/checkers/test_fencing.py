@@ -8,7 +8,7 @@ from killpoint.harness.history import History
 from killpoint.harness.protocol import CheckpointRecord
 from killpoint.harness.results import EvidenceRef
 from killpoint.harness.schedule import HitPoint
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     checkpoint,
     completed_run,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
+from killpoint.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
 from killpoint.harness.checkers.handoff import check_handoff
-from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     checkpoint,
     completed_run,

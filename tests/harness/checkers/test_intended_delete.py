@@ -7,7 +7,7 @@ from killpoint.fake_services.journal import AppliedEffect
 from killpoint.harness.checkers.intended_delete import check_intended_delete
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import WORKFLOW, completed_run, effect, unreadable
+from tests.support.histories import WORKFLOW, completed_run, effect, unreadable
 
 
 def _file(seq: int, operation: str, version: str, key: str = "drafts/d.md") -> AppliedEffect:

@@ -8,7 +8,7 @@ from pydantic import JsonValue
 from killpoint.fake_services.journal import RequestRecord, fingerprint
 from killpoint.harness.checkers.intent import check_intent
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     CHARGE_ARGS,
     CHARGE_BODY,
     WORKFLOW,

@@ -4,12 +4,12 @@ it needs are missing, true when nothing crosses."""
 
 from __future__ import annotations
 
+from killpoint.contract.records import ApprovalRecord, EffectStatus, Receipt
 from killpoint.harness.checkers.isolation import check_isolation
-from killpoint.harness.contract.records import ApprovalRecord, EffectStatus, Receipt
 from killpoint.harness.history import FailureRecord
 from killpoint.harness.protocol import ANY_WORKFLOW
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     MAIN,
     NEIGHBOUR,
     WORKFLOW,

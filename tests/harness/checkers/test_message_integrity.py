@@ -4,12 +4,12 @@ or checkpoints that do not show their input, make it unknown."""
 
 from __future__ import annotations
 
+from killpoint.contract.records import ApprovalRecord
 from killpoint.fake_services.journal import fingerprint
 from killpoint.harness.checkers.message_integrity import check_message_integrity
-from killpoint.harness.contract.records import ApprovalRecord
 from killpoint.harness.history import History
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     CHARGE_ARGS,
     WORKFLOW,
     checkpoint,

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
+from killpoint.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
+from killpoint.contract.records import EffectStatus
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
 from killpoint.harness.checkers.outcome import check_outcome
-from killpoint.harness.contract.boundaries import HANDOFF_ACCEPTED, HANDOFF_SENT
-from killpoint.harness.contract.records import EffectStatus
 from killpoint.harness.history import ExpectedEffectRecord, History
+from killpoint.harness.run.world import BASE_VERSIONS
 from killpoint.harness.schedule import Deploy, HitPoint
-from killpoint.harness.world import BASE_VERSIONS
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     checkpoint,
     completed_run,

@@ -8,7 +8,7 @@ from killpoint.harness.checkers.progress import check_progress
 from killpoint.harness.history import WorkerRecord
 from killpoint.harness.results import EvidenceRef
 from killpoint.harness.schedule import HitPoint, Tamper
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     completed_run,
     schedule,

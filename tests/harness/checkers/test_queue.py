@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from killpoint.contract.records import EffectStatus
 from killpoint.harness.checkers.queue import check_operator_queue
-from killpoint.harness.contract.records import EffectStatus
 from killpoint.harness.history import History
 from killpoint.harness.protocol import QueuedRun
-from tests.harness.checkers.histories import WORKFLOW, completed_run, ledger_row, unreadable
+from tests.support.histories import WORKFLOW, completed_run, ledger_row, unreadable
 
 DOUBT = ledger_row(status=EffectStatus.NEEDS_REVIEW, receipt=None)
 

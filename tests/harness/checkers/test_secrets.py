@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from killpoint.harness.canaries import CanaryFinding, CanaryScan
 from killpoint.harness.checkers.secrets import check_secrets
-from tests.harness.checkers.histories import WORKFLOW, completed_run
+from tests.support.histories import WORKFLOW, completed_run
 
 NAMES = ["checkpoint_key", "service_token"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from killpoint.contract.workflow import Workflow
 from killpoint.harness.checkers.sequence import check_sequence
-from killpoint.harness.contract.workflow import Workflow
 from killpoint.harness.protocol import AuditedControl, CheckpointRecord
 from killpoint.harness.results import EvidenceRef, Verdict
 from killpoint.scenarios import CATALOGUE
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     WORKFLOW,
     checkpoint,
     completed_run,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from killpoint.harness.checkers.single_effect import check_single_effect
 from killpoint.harness.history import ExpectedEffectRecord
 from killpoint.harness.results import EvidenceRef
-from tests.harness.checkers.histories import (
+from tests.support.histories import (
     CHARGE,
     WORKFLOW,
     completed_run,

@@ -1,0 +1,116 @@
+"""The console summary of a campaign, as a CI log shows it (80 columns, not a terminal).
+
+Data is printed as written, never read as markup; a path or a command is never broken across
+lines, so it can be copied from the log; a long violation list says how much it left out; the
+mutant table is on the console too. Built from hand-made results: no campaign is run.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from killpoint.harness.cli._summary import SHOWN_VIOLATIONS, print_summary
+from killpoint.harness.results import CampaignResult, RunResult, Verdict
+from tests.support.campaigns import sample_campaign
+
+# a CI workspace: deep, and with brackets rich would take for a style
+DEEP = "/builds/team/agent-service/ci-artifacts/[matrix-py3.12]/killpoint-out/campaign-20260501"
+
+
+@pytest.fixture(autouse=True)
+def ci_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard output is a pipe of 80 columns, as under a CI runner."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+
+def _violating(n: int) -> CampaignResult:
+    """`n` copies of the sample's violating run, each of its own business key and schedule."""
+    base = sample_campaign()
+    [bad] = base.violations
+    runs: list[RunResult] = []
+    for k in range(n):
+        summary = f"payments.create_charge [order-{k}] took effect 2 times"
+        verdict = Verdict(checker="single_effect", valid=False, summary=summary)
+        runs.append(
+            bad.model_copy(
+                update={
+                    "run_id": f"single-{k}",
+                    "verdicts": [verdict],
+                    "schedule_file": f"{DEEP}/schedules/order_saga-single-{k}.json",
+                }
+            )
+        )
+    return base.model_copy(update={"runs": [r for r in base.runs if r.valid] + runs})
+
+
+def _printed(result: CampaignResult, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    print_summary(result, as_json=False, written=[f"result: {DEEP}/result.json"])
+    return capsys.readouterr().out.splitlines()
+
+
+def test_a_business_key_in_brackets_is_printed_as_written(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = _printed(_violating(1), capsys)
+    assert (
+        "✗ order_saga [single_effect] payments.create_charge [order-0] took effect 2 times" in lines
+    )
+
+
+def test_each_replay_command_is_one_line_that_runs_as_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = _printed(_violating(3), capsys)
+    commands = [line.partition("replay: ")[2] for line in lines if "replay: " in line]
+    assert len(commands) == 3
+    for k, command in enumerate(commands):
+        assert shlex.split(command) == [
+            "killpoint",
+            "replay",
+            f"{DEEP}/schedules/order_saga-single-{k}.json",
+        ]
+
+
+def test_paths_are_never_broken_across_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    result = _violating(1).model_copy(update={"backend": f"sqlite:///{DEEP}/world/store.sqlite"})
+    lines = _printed(result, capsys)
+    assert any(f"sqlite:///{DEEP}/world/store.sqlite" in line for line in lines)
+    assert f"result: {DEEP}/result.json" in lines
+
+
+def test_a_long_violation_list_says_how_many_runs_it_left_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = _printed(_violating(SHOWN_VIOLATIONS + 5), capsys)
+    assert sum("replay: " in line for line in lines) == SHOWN_VIOLATIONS
+    assert any("and 5 more violating runs" in line for line in lines)
+
+
+def test_a_list_that_fits_says_nothing_more(capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _printed(_violating(SHOWN_VIOLATIONS), capsys)
+    assert not any("more violating" in line for line in lines)
+
+
+def test_a_run_that_broke_two_invariants_is_listed_once_with_one_replay(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = _violating(1)
+    [bad] = result.violations
+    second = Verdict(checker="budget_preserved", valid=False, summary="3 attempts of 2")
+    twice = bad.model_copy(update={"verdicts": [*bad.verdicts, second]})
+    lines = _printed(result.model_copy(update={"runs": [twice]}), capsys)
+    assert sum("[single_effect]" in line or "[budget_preserved]" in line for line in lines) == 2
+    assert sum("replay: " in line for line in lines) == 1
+
+
+def test_the_mutant_table_is_printed_with_each_mutants_checker_and_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = _printed(sample_campaign(), capsys)  # no_ledger, skip_verify caught; one escaped
+    rows = {line.split()[1]: line for line in lines if line.startswith("│ ") and "_" in line}
+    assert "single_effect" in rows["no_ledger"] and " 4 " in rows["no_ledger"]
+    assert "verified_completion" in rows["skip_verify"]
+    assert "ESCAPED" in rows["stale_approval"]
