@@ -3,7 +3,10 @@
 Whatever the file holds, the outcome is the model or one `KillpointError` line naming the file
 and what is wrong: not readable, not UTF-8, not JSON, or the first field that does not fit. The
 model is validated strictly (no number read from a string, no count from `true`), since
-killpoint writes these files with exact types.
+killpoint writes these files with exact types, and a figure within its bounds: no count below
+zero, no NaN or infinity, no count past what JSON readers elsewhere hold, no time past 10^12 s
+(no run's clock gets there: a jump is at most a year; 1.7e308 s overflowed the report's log
+axis).
 """
 
 from __future__ import annotations
@@ -11,11 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from killpoint.contract.errors import KillpointError
 
 M = TypeVar("M", bound=BaseModel)
+
+MAX_SECONDS = 1e12
+Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
 
 
 def exact_int(value: object) -> object:

@@ -33,8 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from killpoint.contract.boundaries import STEP_BEGIN
 from killpoint.contract.records import is_terminal
-from killpoint.harness.bounds import MAX_SECONDS, Count, Seconds
 from killpoint.harness.history import History, HitRecord, WorkerRecord
+from killpoint.harness.loading import MAX_SECONDS, Count, Seconds
 
 MAX_RPO_STEPS = 10_000  # no workflow has that many steps: a larger RPO is a typo
 Judgement = Literal["met", "missed", "unknown", "not_declared", "no_crash"]

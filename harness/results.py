@@ -12,10 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from killpoint.harness.bounds import MAX_SECONDS as MAX_SECONDS
-from killpoint.harness.bounds import Count, Seconds
 from killpoint.harness.history import History
-from killpoint.harness.loading import Version1, load_json
+from killpoint.harness.loading import MAX_SECONDS as MAX_SECONDS
+from killpoint.harness.loading import Count, Seconds, Version1, load_json
 from killpoint.harness.objectives import RunObjectives
 from killpoint.harness.schedule import FaultSchedule
 
