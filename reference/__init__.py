@@ -27,6 +27,7 @@ if __name__ != "killpoint.reference":  # a checkout's folder, imported by its ba
 if TYPE_CHECKING:
     from killpoint.reference._backends import resolve_url
     from killpoint.reference.audit import AuditRecord, audit_trail
+    from killpoint.reference.checkpoint import Checkpoint
     from killpoint.reference.controls import ControlRefused, Controls
     from killpoint.reference.dispatcher import Engine
     from killpoint.reference.errors import (
@@ -36,10 +37,9 @@ if TYPE_CHECKING:
         QuarantinedError,
         StaleFenceError,
     )
-    from killpoint.reference.fence import Fence
     from killpoint.reference.fold import Change, fold
     from killpoint.reference.integrity import SecretRef
-    from killpoint.reference.model import Checkpoint
+    from killpoint.reference.lease import Fence
     from killpoint.reference.operator_queue import QueueEntry, operator_queue
     from killpoint.reference.settings import Settings
     from killpoint.reference.steps import Steps
@@ -53,11 +53,11 @@ _HOMES = {
     "audit_trail": "killpoint.reference.audit",
     "operator_queue": "killpoint.reference.operator_queue",
     "Change": "killpoint.reference.fold",
-    "Checkpoint": "killpoint.reference.model",
+    "Checkpoint": "killpoint.reference.checkpoint",
     "CheckpointLog": "killpoint.reference.store",
     "ConflictError": "killpoint.reference.errors",
     "Engine": "killpoint.reference.dispatcher",
-    "Fence": "killpoint.reference.fence",
+    "Fence": "killpoint.reference.lease",
     "IntegrityError": "killpoint.reference.errors",
     "LeaseHeldError": "killpoint.reference.errors",
     "QuarantinedError": "killpoint.reference.errors",

@@ -25,6 +25,12 @@ from sqlalchemy import (
     Text,
 )
 
+# Bounds of what the store can hold: sequences and budgets are INTEGER columns (32 bits on
+# PostgreSQL), a time in milliseconds a 64-bit integer; a sealed body beyond them is refused
+# when read, not on the next write.
+INT32 = 2**31 - 1
+INT64 = 2**63 - 1
+
 metadata = MetaData()
 
 workflows = Table(

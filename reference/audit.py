@@ -15,8 +15,9 @@ from sqlalchemy import bindparam, insert, select
 from killpoint.contract.records import RunStatus
 from killpoint.reference import _schema as t
 from killpoint.reference._sql import Tx
+from killpoint.reference.checkpoint import NewCheckpoint
 from killpoint.reference.deadletter import forget_deliveries
-from killpoint.reference.rows import Lease, NewCheckpoint
+from killpoint.reference.lease import Lease
 from killpoint.reference.store import CheckpointLog, Store
 
 c = t.controls.c

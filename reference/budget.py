@@ -8,7 +8,7 @@ them back from the store, so repeated crashes cannot turn a bounded run into an 
 from __future__ import annotations
 
 from killpoint.contract.records import BudgetLimits
-from killpoint.reference.model import Budget
+from killpoint.reference.checkpoint import Budget
 
 
 def initial_budget(limits: BudgetLimits) -> Budget:

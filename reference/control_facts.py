@@ -10,10 +10,10 @@ from collections.abc import Mapping
 
 from killpoint.contract.adapters import Capabilities
 from killpoint.contract.workflow import Workflow
+from killpoint.reference.checkpoint import Checkpoint, open_checkpoint
 from killpoint.reference.control_rules import Facts
-from killpoint.reference.envelope import open_checkpoint
 from killpoint.reference.errors import IntegrityError
-from killpoint.reference.model import Checkpoint, WorkflowRecord
+from killpoint.reference.rows import WorkflowRecord
 from killpoint.reference.store import Store
 
 

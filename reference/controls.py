@@ -22,17 +22,16 @@ from killpoint.contract.adapters import Capabilities
 from killpoint.contract.errors import KillpointError
 from killpoint.contract.records import EffectRecord, EffectStatus, Outcome, RunStatus
 from killpoint.contract.workflow import StepKind, Workflow
+from killpoint.reference.approval import BackToGate
 from killpoint.reference.audit import AuditedLog, AuditRecord
+from killpoint.reference.checkpoint import Checkpoint, Lineage, seal_checkpoint
 from killpoint.reference.control_facts import facts_of
 from killpoint.reference.control_rules import CONTROLS, DONE, Facts, refusal
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.envelope import seal_checkpoint
 from killpoint.reference.errors import LeaseHeldError
 from killpoint.reference.fold import Change, fold
+from killpoint.reference.lease import Lease
 from killpoint.reference.ledger import Rejected, Session, Stop, intent_of
-from killpoint.reference.model import Checkpoint, Lineage
-from killpoint.reference.rows import Lease
-from killpoint.reference.steps import BackToGate
 
 S = EffectStatus
 

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError as SqlIntegrityError
 from killpoint.reference import _schema as t
 from killpoint.reference._sql import Tx
 from killpoint.reference.errors import ConflictError
-from killpoint.reference.rows import Lease
+from killpoint.reference.lease import Lease
 from killpoint.reference.store import Store
 
 d = t.deliveries.c

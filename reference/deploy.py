@@ -25,9 +25,9 @@ from typing import Protocol
 
 from killpoint.contract.records import DeployNotice, RunStatus, Versions
 from killpoint.contract.workflow import Step, Workflow
+from killpoint.reference.checkpoint import Checkpoint, Lineage
 from killpoint.reference.fold import Change
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint, Lineage
 from killpoint.reference.settings import Settings
 
 WHY = {

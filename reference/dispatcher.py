@@ -24,25 +24,28 @@ from killpoint.contract.clock import Clock
 from killpoint.contract.errors import ArtifactError, DefinitionError
 from killpoint.contract.records import BudgetLimits, Outcome, RunStatus, Versions
 from killpoint.contract.workflow import Step, Transition, Workflow
+from killpoint.reference.approval import BackToGate
 from killpoint.reference.budget import at_time, exhausted_at, initial_budget
-from killpoint.reference.control_facts import rolled_back
-from killpoint.reference.deadletter import count_delivery, dead_letter_reason
-from killpoint.reference.deploy import Refused, admit
-from killpoint.reference.envelope import open_checkpoint, seal_checkpoint
-from killpoint.reference.errors import IntegrityError, UnknownWorkflowError
-from killpoint.reference.fold import Change, deadline, fold, next_actions
-from killpoint.reference.integrity import input_hash, output_link, sha256_hex
-from killpoint.reference.ledger import Rejected, Session, Stop, intent_of
-from killpoint.reference.model import (
+from killpoint.reference.checkpoint import (
     Checkpoint,
     Lineage,
     OutputsRef,
     StoredCheckpoint,
-    WorkflowRecord,
+    open_checkpoint,
+    seal_checkpoint,
 )
+from killpoint.reference.control_facts import rolled_back
+from killpoint.reference.deadletter import count_delivery, dead_letter_reason
+from killpoint.reference.deploy import Refused, admit
+from killpoint.reference.errors import IntegrityError, UnknownWorkflowError
+from killpoint.reference.fold import Change, deadline, fold, next_actions
+from killpoint.reference.integrity import input_hash, output_link, sha256_hex
+from killpoint.reference.lease import Lease
+from killpoint.reference.ledger import Rejected, Session, Stop, intent_of
+from killpoint.reference.rows import WorkflowRecord
 from killpoint.reference.settings import Settings
-from killpoint.reference.steps import BackToGate, Steps
-from killpoint.reference.store import Lease, Store
+from killpoint.reference.steps import Steps
+from killpoint.reference.store import Store
 
 
 class Engine:

@@ -21,16 +21,16 @@ from killpoint.contract.records import (
 )
 from killpoint.contract.workflow import Step, Workflow
 from killpoint.reference.budget import after_step
-from killpoint.reference.integrity import canonical_json, output_link, sha256_hex
-from killpoint.reference.model import (
+from killpoint.reference.checkpoint import (
     ApprovalGrant,
     Checkpoint,
     EffectRef,
     Lineage,
     OutputsRef,
     PendingWork,
+    StepOutput,
 )
-from killpoint.reference.rows import StepOutput
+from killpoint.reference.integrity import canonical_json, output_link, sha256_hex
 
 SETTLED = (EffectStatus.VERIFIED, EffectStatus.COMPENSATED)  # dropped from the next checkpoint
 

@@ -26,8 +26,8 @@ from killpoint.contract.records import (
     RunStatus,
 )
 from killpoint.reference.errors import StaleFenceError
-from killpoint.reference.integrity import canonical_json, sha256_hex
-from killpoint.reference.rows import Lease
+from killpoint.reference.idempotency import fingerprint, idempotency_key, operation_id
+from killpoint.reference.lease import Lease
 from killpoint.reference.store import Store
 
 S = EffectStatus
@@ -48,32 +48,9 @@ class Rejected(Exception):
     """A downstream service definitely refused an effect; the workflow takes `on_failure`."""
 
 
-def operation_id(step: str, intent: EffectIntent) -> str:
-    return f"{step}/{intent.operation}"
-
-
-def idempotency_key(workflow_id: str, step: str, intent: EffectIntent) -> str:
-    """One key per logical operation: the hash of (workflow, step, operation, business args)."""
-    doc = {
-        "workflow_id": workflow_id,
-        "step": step,
-        "operation": intent.operation,
-        "args": intent.args,
-    }
-    return "kp-" + sha256_hex(canonical_json(doc))[:40]
-
-
 def intent_of(record: EffectRecord) -> EffectIntent:
     """The intent a ledger row was written for: what reconciling or verifying it asks about."""
     return EffectIntent(operation=record.intent, service=record.service, args=record.args)
-
-
-def fingerprint(intent: EffectIntent) -> str:
-    return sha256_hex(
-        canonical_json(
-            {"service": intent.service, "operation": intent.operation, "args": intent.args}
-        )
-    )
 
 
 @dataclass

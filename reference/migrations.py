@@ -1,4 +1,6 @@
-"""Registered migrations from older checkpoint schemas to the current one.
+"""Registered migrations from older checkpoint schemas to the next, up to the current one.
+
+`checkpoint.upgrade` runs the chain; this module holds its links, one per older schema.
 
 A migration may rename, reshape and derive; it may never invent a value that guards safety.
 Where an old checkpoint lacks its tenant, its budget limits or its approval's expiry, the
@@ -12,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from killpoint.reference.errors import IntegrityError, QuarantinedError
+from killpoint.reference._schema import INT32, INT64
+from killpoint.reference.errors import QuarantinedError
 from killpoint.reference.integrity import canonical_json, input_hash
-from killpoint.reference.model import INT32, INT64, SCHEMA_VERSION
 
 UNRECORDED = "unrecorded"
 
@@ -40,13 +42,6 @@ def _require(value: Any, version: int, field: str, why: str) -> Any:
             f"schema v{version} checkpoint has no {field!r}; migrating would have to invent {why}"
         )
     return value
-
-
-def first_error(exc: ValidationError) -> str:
-    """A validation failure in one line: where, and what."""
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"]) or "(top level)"
-    return f"{where}: {error['msg']}"
 
 
 # -- schema v1, as its engine wrote it: v1 is reshaped, not copied, so it is read by its own
@@ -201,30 +196,3 @@ def v3_to_v4(doc: Doc) -> Doc:
     out["schema_version"] = 4
     out["outputs_ref"] = {"since": doc["sequence"], "count": 0, "digest": ""}
     return out
-
-
-def upgrade(doc: Doc) -> Doc:
-    """Run the chain of registered migrations up to the current schema version."""
-    version = doc.get("schema_version")
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise IntegrityError("checkpoint has no integer schema_version")
-    if version > SCHEMA_VERSION:
-        raise IntegrityError(
-            f"checkpoint schema v{version} is newer than this engine (v{SCHEMA_VERSION})"
-        )
-    while version < SCHEMA_VERSION:
-        step = MIGRATIONS.get(version)
-        if step is None:
-            raise IntegrityError(f"no migration registered from checkpoint schema v{version}")
-        try:  # a sealed old body missing a field or with one of the wrong type
-            doc = step(doc)
-        except ValidationError as exc:
-            raise QuarantinedError(
-                f"schema v{version} checkpoint does not match its schema: {first_error(exc)}"
-            ) from exc
-        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-            raise QuarantinedError(
-                f"schema v{version} checkpoint cannot be migrated: {type(exc).__name__} {exc}"
-            ) from exc
-        version = doc["schema_version"]
-    return doc

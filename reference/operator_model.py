@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from killpoint.contract.records import EffectStatus, Receipt, RunStatus, Versions
-from killpoint.reference.model import Budget, Lineage, PendingWork
+from killpoint.reference.checkpoint import Budget, Lineage, PendingWork
 
 Action = Literal["none", "send", "reconcile", "retry", "escalate", "verify"]
 AnomalyKind = Literal["unsealed_disagrees", "checkpoint_missing"]

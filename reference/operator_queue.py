@@ -22,8 +22,7 @@ from killpoint.contract.workflow import Workflow
 from killpoint.reference import _schema as t
 from killpoint.reference.control_facts import facts_of
 from killpoint.reference.control_rules import allowed
-from killpoint.reference.model import WorkflowRecord
-from killpoint.reference.rows import workflow_record
+from killpoint.reference.rows import WorkflowRecord, workflow_record
 from killpoint.reference.store import Store
 
 Reason = Literal[

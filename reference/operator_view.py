@@ -22,18 +22,17 @@ from collections.abc import Mapping
 from killpoint.contract.adapters import Capabilities
 from killpoint.contract.records import ApprovalRecord, EffectRecord, EffectStatus, RunStatus
 from killpoint.contract.workflow import Workflow
-from killpoint.reference.control_facts import facts_of
-from killpoint.reference.control_rules import allowed, refusals
-from killpoint.reference.envelope import open_checkpoint
-from killpoint.reference.errors import IntegrityError
-from killpoint.reference.integrity import parse_sealed
-from killpoint.reference.model import (
+from killpoint.reference.checkpoint import (
     SCHEMA_VERSION,
     Budget,
     Checkpoint,
     StoredCheckpoint,
-    WorkflowRecord,
+    open_checkpoint,
+    parse_sealed,
 )
+from killpoint.reference.control_facts import facts_of
+from killpoint.reference.control_rules import allowed, refusals
+from killpoint.reference.errors import IntegrityError
 from killpoint.reference.operator_model import (
     Action,
     Anomaly,
@@ -47,6 +46,7 @@ from killpoint.reference.operator_model import (
     SealedCheckpoint,
     TransitionView,
 )
+from killpoint.reference.rows import WorkflowRecord
 from killpoint.reference.store import Store
 
 

@@ -1,15 +1,15 @@
 """The store's records and how each becomes a table row and back: one mapper per table.
 
-Pure functions over plain values: the store runs the statements, the fence guards them, and
-this module alone knows which column holds which field. A checkpoint row is built by one
-mapper whether the workflow's first checkpoint or a later one is written.
+Pure functions over plain values: the store runs the statements, the lease's fence guards
+them, and this module alone knows which column holds which field. A checkpoint row is built by
+one mapper whether the workflow's first checkpoint or a later one is written.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -20,48 +20,62 @@ from killpoint.contract.records import (
     Receipt,
     RunStatus,
 )
+from killpoint.reference.checkpoint import (
+    Checkpoint,
+    Frozen,
+    NewCheckpoint,
+    StepOutput,
+    StoredCheckpoint,
+)
 from killpoint.reference.errors import IntegrityError
-from killpoint.reference.model import Budget, StoredCheckpoint, WorkflowRecord
+
+if TYPE_CHECKING:  # a type only: the lease's fence maps its moves with this module
+    from killpoint.reference.lease import Lease
 
 Row = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Lease:
-    """A worker's hold on a workflow: the fencing token every one of its writes carries."""
+class WorkflowRecord(Frozen):
+    """A workflow's row: where it stands, who holds its lease, and its durable budget."""
 
     workflow_id: str
-    owner: str
-    token: int
-    expires_at: float
-
-
-class StepOutput(NamedTuple):
-    """A step's small result as stored: canonical JSON and its hash."""
-
-    sequence: int
-    step: str
-    value: str
-    sha256: str
-
-
-class NewCheckpoint(NamedTuple):
-    """What a worker asks the store to commit at a boundary, with the outputs it made.
-
-    A tuple, not a dataclass: one is built per step, and a frozen dataclass costs more to build
-    than SQLite takes to store it."""
-
-    sequence: int
-    run_id: str
-    state: str
+    workflow_name: str
+    tenant: str
     status: RunStatus
     status_reason: str
-    schema_version: int
-    tenant: str
-    body: bytes
-    tag: str
-    budget: Budget
-    outputs: tuple[StepOutput, ...] = ()
+    state: str
+    sequence: int
+    fencing_token: int
+    lease_owner: str | None
+    lease_expires_at: float | None
+    attempts_left: int
+    steps_left: int
+    cost_left: int
+    deadline: float
+    created_at: float
+    updated_at: float
+
+    @classmethod
+    def first(cls, cp: Checkpoint, deadline: float) -> WorkflowRecord:
+        """The row of a workflow whose checkpoint 1 is `cp`: free, at its first state."""
+        return cls(
+            workflow_id=cp.workflow_id,
+            workflow_name=cp.workflow_name,
+            tenant=cp.tenant,
+            status=cp.status,
+            status_reason="",
+            state=cp.state,
+            sequence=cp.sequence,
+            fencing_token=0,
+            lease_owner=None,
+            lease_expires_at=None,
+            attempts_left=cp.budget.attempts_left,
+            steps_left=cp.budget.steps_left,
+            cost_left=cp.budget.cost_left,
+            deadline=deadline,
+            created_at=cp.created_at,
+            updated_at=cp.created_at,
+        )
 
 
 @dataclass(frozen=True)

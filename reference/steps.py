@@ -22,23 +22,15 @@ from killpoint.contract.context import LazyEffects, StepContext
 from killpoint.contract.errors import ArtifactError, DefinitionError, OutcomeUnknown
 from killpoint.contract.records import ArtifactRef, EffectRecord, EffectStatus, RunStatus
 from killpoint.contract.workflow import Step, StepKind, Transition
+from killpoint.reference.approval import grant_scope, pinned, require_valid_grant, valid_grant
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.fold import Change
 from killpoint.reference.ledger import EffectExecutor, Session, Stop, intent_of
-from killpoint.reference.model import ApprovalGrant, Checkpoint
 from killpoint.reference.settings import Settings
 from killpoint.reference.store import Store
 
 S = EffectStatus
 Kind = Callable[[Session, Checkpoint, Transition], Change]
-
-
-class BackToGate(Exception):
-    """A protected step found no valid approval: the run goes back to the gate's state."""
-
-    def __init__(self, gate: str, reason: str) -> None:
-        super().__init__(reason)
-        self.gate = gate
-        self.reason = reason
 
 
 class Steps:
@@ -153,24 +145,18 @@ class Steps:
         step = transition.step
         assert step.gate is not None
         now = self.clock.now()
-        grant = next((a for a in self.store.approvals(cp.workflow_id) if a.gate == step.gate), None)
-        if grant is not None and grant.status == "granted" and (grant.expires_at or 0) > now:
-            assert grant.actor is not None and grant.expires_at is not None
+        records = self.store.approvals(cp.workflow_id)
+        grant = valid_grant(records, step.gate, now)
+        if grant is not None:
             kept = tuple(a for a in cp.approvals if a.gate != step.gate)
-            granted = ApprovalGrant(
-                gate=step.gate,
-                actor=grant.actor,
-                scope=grant.scope,
-                policy_version=grant.policy_version,
-                expires_at=grant.expires_at,
-            )
-            return Change(transition.target, approvals=(*kept, granted))
-        if grant is None or grant.status != "requested":
+            return Change(transition.target, approvals=(*kept, pinned(grant)))
+        asked = next((a for a in records if a.gate == step.gate), None)
+        if asked is None or asked.status != "requested":
             self.store.request_approval(
                 session.lease,
                 now,
                 step.gate,
-                scope=f"{cp.workflow_name}:{step.gate}",
+                scope=grant_scope(cp.workflow_name, step.gate),
                 policy_version=self.settings.policy_version,
                 payload={"workflow_id": cp.workflow_id, "input_hash": cp.input_hash},
             )
@@ -186,13 +172,7 @@ class Steps:
 
     def require_grant(self, workflow_id: str, gate: str) -> None:
         """Back to the gate unless a grant for it is valid now (on resume and before a send)."""
-        now = self.clock.now()
-        for grant in self.store.approvals(workflow_id):
-            if grant.gate == gate and grant.status == "granted":
-                if grant.expires_at is not None and grant.expires_at > now:
-                    return
-                raise BackToGate(gate, f"approval {gate!r} expired at {grant.expires_at}")
-        raise BackToGate(gate, f"no valid approval {gate!r}")
+        require_valid_grant(self.store.approvals(workflow_id), gate, self.clock.now())
 
     def guard(self, step: Step, ctx: StepContext) -> Callable[[], None] | None:
         """What must still hold before each send: the step's approval and its terms."""

@@ -1,9 +1,10 @@
 """The durable store: one interface over SQLite and PostgreSQL.
 
-Every write of a worker runs in one transaction that its `Fence` guards first (`fence.py`);
-the rows themselves are mapped in `rows.py`, and a checkpoint's rows are written by the
-`CheckpointLog`. The fence and the log are parts a store is given, so a broken engine built on
-the same database (a mutant) replaces one of them and nothing else (`Store.using`).
+Every write of a worker runs in one transaction that its `Fence` guards first (`lease.py`,
+where a lease is acquired, renewed and fenced); the rows themselves are mapped in `rows.py`,
+and a checkpoint's rows are written by the `CheckpointLog`. The fence and the log are parts a
+store is given, so a broken engine built on the same database (a mutant) replaces one of them
+and nothing else (`Store.using`).
 """
 
 from __future__ import annotations
@@ -25,21 +26,16 @@ from killpoint.contract.records import (
 )
 from killpoint.reference import _schema as t
 from killpoint.reference import _statements as q
+from killpoint.reference import lease as leases
+from killpoint.reference import retention
 from killpoint.reference._backends import begin_statement, build_engine, resolve_url
 from killpoint.reference._sql import Database, Transaction, Tx
-from killpoint.reference.errors import (
-    ConflictError,
-    LeaseHeldError,
-    UnknownWorkflowError,
-    WrongTenantError,
-)
-from killpoint.reference.fence import Fence
-from killpoint.reference.model import StoredCheckpoint, WorkflowRecord
+from killpoint.reference.checkpoint import NewCheckpoint, StepOutput, StoredCheckpoint
+from killpoint.reference.errors import ConflictError, UnknownWorkflowError, WrongTenantError
+from killpoint.reference.lease import Fence, Lease
 from killpoint.reference.rows import (
     EffectLogRow,
-    Lease,
-    NewCheckpoint,
-    StepOutput,
+    WorkflowRecord,
     approval_record,
     approval_request_row,
     artifact_row,
@@ -55,7 +51,7 @@ from killpoint.reference.rows import (
     workflow_row,
 )
 
-__all__ = ["CheckpointLog", "Lease", "NewCheckpoint", "StepOutput", "Store", "resolve_url"]
+__all__ = ["CheckpointLog", "Store", "resolve_url"]
 
 
 class CheckpointLog:
@@ -189,29 +185,18 @@ class Store:
         return [str(v) for v in self.db.reading().execute(q.WORKFLOW_IDS).scalars()]
 
     def acquire_lease(self, workflow_id: str, owner: str, ttl: float, now: float) -> Lease:
-        """Take ownership if free, expired or already ours; always with a larger fencing token."""
-        params = {"workflow_id": workflow_id, "owner": owner, "now": now, "expires_at": now + ttl}
+        """Take ownership if free, expired or already ours (`lease.acquire`)."""
         with self._tx() as tx:
-            moved = tx.write(q.ACQUIRE_LEASE, params)
-            row = tx.execute(q.LEASE_ROW, {"workflow_id": workflow_id}).first()
-        if row is None:
-            raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
-        if not moved:
-            raise LeaseHeldError(
-                f"workflow {workflow_id!r} is leased to {row['lease_owner']} "
-                f"until {row['lease_expires_at']:.3f}"
-            )
-        return Lease(workflow_id, owner, int(row["fencing_token"]), now + ttl)
+            return leases.acquire(tx, workflow_id, owner, ttl, now)
 
     def renew_lease(self, lease: Lease, now: float, ttl: float) -> Lease:
-        """Extend a lease we still hold; a lapsed or stolen one is refused like any write."""
+        """Extend a lease we still hold, through this store's fence (`lease.renew`)."""
         with self._tx() as tx:
-            self.fence.guard(tx, lease, now, extend_to=now + ttl)
-        return Lease(lease.workflow_id, lease.owner, lease.token, now + ttl)
+            return leases.renew(tx, self.fence, lease, now, ttl)
 
     def release_lease(self, lease: Lease, now: float) -> None:
-        with self._tx() as tx:  # the fenced move itself lets go: one statement
-            self.fence.guard(tx, lease, now, {"lease_owner": None, "lease_expires_at": None})
+        with self._tx() as tx:
+            leases.release(tx, self.fence, lease, now)
 
     # -- checkpoints ----------------------------------------------------------------------
 
@@ -241,27 +226,9 @@ class Store:
         return int(value or 0)
 
     def compact(self, now: float, keep_window_s: float, *, tenant: str) -> int:
-        """Drop one tenant's checkpoint rows older than the window, always keeping each
-        workflow's latest; another tenant's rows are not this caller's to drop.
-
-        Effect rows and their log are never dropped: receipts are needed for business
-        reconciliation long after the detailed replay history is gone.
-        """
-        dropped = 0
+        """Drop one tenant's checkpoint rows older than the window (`retention.compact`)."""
         with self._tx() as tx:
-            for row in tx.execute(q.POSITIONS, {"tenant": tenant}).rows:
-                doomed = {
-                    "workflow_id": row["workflow_id"],
-                    "latest": row["sequence"],
-                    "before": now - keep_window_s,
-                }
-                highest = tx.execute(q.HIGHEST_DOOMED, doomed).scalar()
-                if highest is None:
-                    continue
-                dropped += tx.write(q.DELETE_DOOMED, doomed)
-                below = {"workflow_id": row["workflow_id"], "below": highest + 1}
-                tx.write(q.SET_COMPACTED_BELOW, below)
-        return dropped
+            return retention.compact(tx, now, keep_window_s, tenant=tenant)
 
     # -- effect ledger --------------------------------------------------------------------
 

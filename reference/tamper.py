@@ -20,10 +20,9 @@ from sqlalchemy import Connection, insert, select, update
 
 from killpoint.contract.errors import KillpointError
 from killpoint.reference import _schema as t
+from killpoint.reference.checkpoint import SCHEMA_VERSION, upgrade
 from killpoint.reference.errors import IntegrityError
 from killpoint.reference.integrity import SecretRef, canonical_json, seal, sha256_hex
-from killpoint.reference.migrations import upgrade
-from killpoint.reference.model import SCHEMA_VERSION
 from killpoint.reference.store import Store
 from killpoint.reference.tamper_files import ARTIFACT_KINDS, tamper_artifact
 from killpoint.reference.tamper_sealed import OTHER_TENANT, SEALED_KINDS, tamper_sealed

@@ -33,17 +33,15 @@ from killpoint.harness.protocol import (
 from killpoint.harness.scenario import Scenario
 from killpoint.reference.audit import STATEMENTS as AUDIT_STATEMENTS
 from killpoint.reference.audit import audit_trail
+from killpoint.reference.checkpoint import StepOutput, open_checkpoint, parse_sealed, upgrade
 from killpoint.reference.controls import Controls
 from killpoint.reference.deadletter import STATEMENTS as DELIVERY_STATEMENTS
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.envelope import open_checkpoint
 from killpoint.reference.errors import IntegrityError, UnknownWorkflowError, WrongTenantError
-from killpoint.reference.fence import Fence
-from killpoint.reference.integrity import DEFAULT_KEY_ENV, SecretRef, parse_sealed
-from killpoint.reference.keep import keep_workflow
-from killpoint.reference.migrations import upgrade
+from killpoint.reference.integrity import DEFAULT_KEY_ENV, SecretRef
+from killpoint.reference.lease import Fence
 from killpoint.reference.operator_queue import queue_entry
-from killpoint.reference.rows import StepOutput
+from killpoint.reference.retention import keep_workflow
 from killpoint.reference.settings import Settings
 from killpoint.reference.steps import Steps
 from killpoint.reference.store import CheckpointLog, Store

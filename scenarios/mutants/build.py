@@ -7,7 +7,7 @@ from dataclasses import replace
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.protocol import EngineSpec
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.fence import Fence
+from killpoint.reference.lease import Fence
 from killpoint.reference.ledger import EffectExecutor
 from killpoint.reference.steps import Steps
 from killpoint.reference.store import CheckpointLog

@@ -14,10 +14,10 @@ no longer holds).
 from __future__ import annotations
 
 from killpoint.contract.workflow import Step, Workflow
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.dispatcher import Engine
 from killpoint.reference.fold import Change
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint
 
 
 class KeyCarriedInCheckpoint(Engine):

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from killpoint.contract.records import RunStatus
 from killpoint.contract.workflow import Workflow
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.dispatcher import Engine
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint
 
 
 class DeadLetterOnlyReported(Engine):

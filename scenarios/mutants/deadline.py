@@ -11,10 +11,9 @@ old checkpoint's limits as the budget left (v1 kept the limits and what was spen
 
 from __future__ import annotations
 
+from killpoint.reference.checkpoint import Checkpoint, StoredCheckpoint, parse_sealed
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.integrity import parse_sealed
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint, StoredCheckpoint
 
 
 class TimeLeftCountedFromResume(Engine):

@@ -4,10 +4,10 @@ runs"; "Never let a new model silently reinterpret an old action status")."""
 from __future__ import annotations
 
 from killpoint.contract.workflow import Workflow
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.deploy import Refused
 from killpoint.reference.dispatcher import Engine
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint
 
 
 class ResumesAcrossVersions(Engine):

@@ -9,8 +9,8 @@ from dataclasses import replace
 from killpoint.contract.artifacts import ArtifactStore, FolderArtifacts
 from killpoint.contract.context import StepContext
 from killpoint.contract.workflow import Step
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint
 from killpoint.reference.steps import Steps
 
 

@@ -11,7 +11,8 @@ from killpoint.contract import boundaries as b
 from killpoint.contract.adapters import EffectAdapter
 from killpoint.contract.errors import EffectRejected, OutcomeUnknown
 from killpoint.contract.records import EffectIntent, EffectRecord, EffectStatus, Receipt
-from killpoint.reference.ledger import EffectExecutor, Rejected, Session, operation_id
+from killpoint.reference.idempotency import operation_id
+from killpoint.reference.ledger import EffectExecutor, Rejected, Session
 from killpoint.scenarios.mutants.wrapped import Wrapped
 
 S = EffectStatus

@@ -23,11 +23,11 @@ from pydantic import JsonValue
 from killpoint.contract.context import StepContext
 from killpoint.contract.records import BudgetLimits
 from killpoint.contract.workflow import Step, StepKind
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.dispatcher import Engine
 from killpoint.reference.fold import Change
 from killpoint.reference.integrity import input_hash
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint
 from killpoint.reference.steps import Steps
 
 

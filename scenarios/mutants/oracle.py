@@ -26,11 +26,11 @@ from killpoint.contract.records import (
     RunStatus,
 )
 from killpoint.contract.workflow import Step, Transition
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.dispatcher import Engine
 from killpoint.reference.fold import Change
+from killpoint.reference.lease import Lease
 from killpoint.reference.ledger import EffectExecutor, Session, Stop
-from killpoint.reference.model import Checkpoint
-from killpoint.reference.rows import Lease
 from killpoint.reference.steps import Steps
 from killpoint.scenarios.mutants.wrapped import Wrapped
 

@@ -14,14 +14,12 @@ from killpoint.harness.engines.reference import ReferenceEngine
 from killpoint.harness.protocol import WorkerEnv
 from killpoint.harness.scenario import Scenario
 from killpoint.reference.budget import initial_budget
+from killpoint.reference.checkpoint import Checkpoint, StoredCheckpoint, parse_sealed, upgrade
 from killpoint.reference.dispatcher import Engine
 from killpoint.reference.errors import QuarantinedError
 from killpoint.reference.fold import Change
-from killpoint.reference.integrity import parse_sealed
+from killpoint.reference.lease import Lease
 from killpoint.reference.ledger import Session
-from killpoint.reference.migrations import upgrade
-from killpoint.reference.model import Checkpoint, StoredCheckpoint
-from killpoint.reference.rows import Lease
 
 
 class BudgetsResetOnRestart(Engine):

@@ -18,8 +18,8 @@ import dataclasses
 from pydantic import JsonValue
 
 from killpoint.reference.dispatcher import Engine
+from killpoint.reference.lease import Lease
 from killpoint.reference.ledger import Session
-from killpoint.reference.rows import Lease
 
 
 class _FencedWritesOnly(Session):

@@ -6,9 +6,9 @@ from pydantic import JsonValue
 
 from killpoint.contract.records import EffectRecord, EffectStatus
 from killpoint.contract.workflow import Step, Transition
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.fold import Change
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint
 from killpoint.reference.steps import Steps
 from killpoint.scenarios.mutants.ledger import written_after
 

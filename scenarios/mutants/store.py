@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from killpoint.reference.checkpoint import NewCheckpoint
 from killpoint.reference.errors import ConflictError
-from killpoint.reference.fence import Fence, Tx
-from killpoint.reference.rows import Lease, NewCheckpoint, workflow_position
+from killpoint.reference.lease import Fence, Lease, Tx
+from killpoint.reference.rows import workflow_position
 from killpoint.reference.store import CheckpointLog
 
 

@@ -21,13 +21,12 @@ from killpoint.contract.context import StepContext
 from killpoint.contract.errors import ArtifactError
 from killpoint.contract.records import ArtifactRef, BudgetLimits
 from killpoint.contract.workflow import Step, Transition
+from killpoint.reference.checkpoint import Checkpoint, StoredCheckpoint, parse_sealed, upgrade
 from killpoint.reference.dispatcher import Engine
 from killpoint.reference.errors import IntegrityError, QuarantinedError, WrongTenantError
 from killpoint.reference.fold import Change
-from killpoint.reference.integrity import parse_sealed, verify_seal
+from killpoint.reference.integrity import verify_seal
 from killpoint.reference.ledger import Session
-from killpoint.reference.migrations import upgrade
-from killpoint.reference.model import Checkpoint, StoredCheckpoint
 from killpoint.reference.steps import Steps
 
 DAY_S = 86400.0

@@ -15,10 +15,10 @@ from __future__ import annotations
 from killpoint.contract.adapters import EffectAdapter
 from killpoint.contract.records import ApprovalRecord, EffectIntent, Receipt
 from killpoint.contract.workflow import Transition
+from killpoint.reference.checkpoint import ApprovalGrant, Checkpoint
 from killpoint.reference.fold import Change
 from killpoint.reference.integrity import canonical_json, sha256_hex
 from killpoint.reference.ledger import EffectExecutor, Session
-from killpoint.reference.model import ApprovalGrant, Checkpoint
 from killpoint.reference.steps import Steps
 from killpoint.reference.store import Store
 from killpoint.scenarios.mutants.wrapped import Wrapped

@@ -19,8 +19,8 @@ from killpoint.harness.engines.reference import tamper as reference_tamper
 from killpoint.harness.protocol import StoreHandle
 from killpoint.harness.schedule import FaultSchedule, Tamper, load_schedule
 from killpoint.harness.tampering import TAMPER_KINDS, TamperKind, register, tamper_kind
+from killpoint.reference.checkpoint import StoredCheckpoint
 from killpoint.reference.integrity import verify_seal
-from killpoint.reference.model import StoredCheckpoint
 from killpoint.reference.tamper import KINDS
 from killpoint.reference.tamper_sealed import OTHER_TENANT
 from killpoint.scenarios import CATALOGUE

@@ -13,7 +13,7 @@ from killpoint.contract.errors import ArtifactError
 from killpoint.contract.records import RunStatus
 from killpoint.harness.engines.reference import StoreReader
 from killpoint.harness.run.killswitch import Killed
-from killpoint.reference.envelope import open_checkpoint
+from killpoint.reference.checkpoint import open_checkpoint
 from killpoint.reference.integrity import sha256_hex
 from killpoint.reference.store import Store
 from tests.support.fixtures import TEST_KEY, NewWorker

@@ -10,8 +10,7 @@ from killpoint.contract.records import BudgetLimits, RunStatus
 from killpoint.fake_services import InProcessServices
 from killpoint.harness.run.killswitch import Killed
 from killpoint.reference.budget import after_step, at_time, exhausted_at, initial_budget
-from killpoint.reference.envelope import open_checkpoint
-from killpoint.reference.model import Budget, Checkpoint
+from killpoint.reference.checkpoint import Budget, Checkpoint, open_checkpoint
 from killpoint.reference.store import Store
 from tests.support.fixtures import TEST_KEY, NewWorker
 from tests.support.flows import kill_at

@@ -9,8 +9,8 @@ from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import RunStatus, Versions
 from killpoint.harness.engines.reference import StoreReader
 from killpoint.harness.run.killswitch import Killed
+from killpoint.reference.checkpoint import open_checkpoint
 from killpoint.reference.compat import CompatibilityPolicy
-from killpoint.reference.envelope import open_checkpoint
 from killpoint.reference.store import Store
 from tests.support.fixtures import TEST_KEY, NewWorker
 from tests.support.flows import VERSIONS, kill_at

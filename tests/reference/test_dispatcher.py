@@ -18,7 +18,7 @@ from killpoint.contract.records import RunStatus
 from killpoint.fake_services import FaultMode, FaultPlan, FaultRule, InProcessServices
 from killpoint.harness.run.killswitch import Killed
 from killpoint.harness.schedule import HitPoint
-from killpoint.reference.envelope import open_checkpoint
+from killpoint.reference.checkpoint import open_checkpoint
 from killpoint.reference.errors import LeaseHeldError, StaleFenceError
 from killpoint.reference.store import Store
 from tests.support.fixtures import TEST_KEY, NewWorker

@@ -23,16 +23,16 @@ from killpoint.contract.records import (
     Versions,
 )
 from killpoint.contract.workflow import Step, StepKind, Transition, Workflow
-from killpoint.reference.fold import SETTLED, Change, fold
-from killpoint.reference.integrity import output_link, sha256_hex
-from killpoint.reference.model import (
+from killpoint.reference.checkpoint import (
     Budget,
     Checkpoint,
     EffectRef,
     Lineage,
     OutputsRef,
+    StepOutput,
 )
-from killpoint.reference.rows import StepOutput
+from killpoint.reference.fold import SETTLED, Change, fold
+from killpoint.reference.integrity import output_link, sha256_hex
 
 WORKFLOW = Workflow(
     name="fold",

@@ -26,10 +26,9 @@ from killpoint.contract.clock import FakeClock
 from killpoint.contract.errors import KillpointError
 from killpoint.contract.records import RunStatus
 from killpoint.fake_services import InProcessServices
-from killpoint.reference.envelope import open_checkpoint
+from killpoint.reference.checkpoint import StoredCheckpoint, open_checkpoint
 from killpoint.reference.errors import IntegrityError
 from killpoint.reference.integrity import seal, sha256_hex
-from killpoint.reference.model import StoredCheckpoint
 from killpoint.reference.store import Store
 from killpoint.scenarios.adapters import adapters_for
 from tests.support import fuzz

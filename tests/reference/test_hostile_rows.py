@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import RunStatus
 from killpoint.reference._schema import checkpoints
+from killpoint.reference.checkpoint import open_checkpoint
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.envelope import open_checkpoint
 from killpoint.reference.errors import IntegrityError
 from killpoint.reference.operator_view import build_view
 from killpoint.reference.store import Store

@@ -13,8 +13,8 @@ from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import RunStatus
 from killpoint.harness.engines.reference import StoreReader
 from killpoint.harness.run.killswitch import Killed
+from killpoint.reference.checkpoint import StoredCheckpoint, open_checkpoint, seal_checkpoint
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.envelope import open_checkpoint, seal_checkpoint
 from killpoint.reference.errors import IntegrityError, SecretMissingError, WrongTenantError
 from killpoint.reference.integrity import (
     SecretRef,
@@ -24,7 +24,6 @@ from killpoint.reference.integrity import (
     sha256_hex,
     verify_seal,
 )
-from killpoint.reference.model import StoredCheckpoint
 from killpoint.reference.store import Store
 from tests.support.fixtures import TEST_KEY
 from tests.support.flows import alter_rows, insert_row, kill_at, make_engine

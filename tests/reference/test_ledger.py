@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from killpoint.contract.records import EffectIntent, EffectStatus
-from killpoint.reference.ledger import fingerprint, idempotency_key, operation_id
+from killpoint.reference.idempotency import fingerprint, idempotency_key, operation_id
 
 
 def intent(**args: object) -> EffectIntent:

@@ -13,12 +13,17 @@ import pytest
 from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import RunStatus
 from killpoint.harness.engines.reference import StoreReader
+from killpoint.reference.checkpoint import (
+    SCHEMA_VERSION,
+    Budget,
+    Checkpoint,
+    open_checkpoint,
+    upgrade,
+)
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.envelope import open_checkpoint
 from killpoint.reference.errors import IntegrityError, QuarantinedError
 from killpoint.reference.integrity import input_hash
-from killpoint.reference.migrations import UNRECORDED, upgrade
-from killpoint.reference.model import SCHEMA_VERSION, Budget, Checkpoint
+from killpoint.reference.migrations import UNRECORDED
 from killpoint.reference.store import Store
 from killpoint.reference.tamper import as_v1
 from tests.support.migrations import KEY, insert_old, v1_doc, v2_doc, v3_doc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import RunStatus
-from killpoint.reference.envelope import open_checkpoint
+from killpoint.reference.checkpoint import open_checkpoint
 from killpoint.reference.store import Store
 from tests.support.fixtures import TEST_KEY, NewWorker
 

@@ -9,10 +9,10 @@ from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import RunStatus
 from killpoint.contract.workflow import StepKind, Transition
 from killpoint.harness.engines.reference import StoreReader
+from killpoint.reference.checkpoint import Checkpoint
 from killpoint.reference.dispatcher import Engine
 from killpoint.reference.fold import Change
 from killpoint.reference.ledger import Session
-from killpoint.reference.model import Checkpoint
 from killpoint.reference.steps import Steps
 from killpoint.reference.store import Store
 from tests.support.flows import VERSIONS, pure_flow

@@ -10,17 +10,20 @@ import pytest
 from killpoint.contract.clock import FakeClock
 from killpoint.contract.errors import KillpointError
 from killpoint.contract.records import EffectRecord, EffectStatus, Receipt
+from killpoint.reference.checkpoint import (
+    Checkpoint,
+    NewCheckpoint,
+    open_checkpoint,
+    seal_checkpoint,
+)
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.envelope import open_checkpoint, seal_checkpoint
 from killpoint.reference.errors import (
     ConflictError,
     LeaseHeldError,
     StaleFenceError,
     UnknownWorkflowError,
 )
-from killpoint.reference.fence import Fence, Tx
-from killpoint.reference.model import Checkpoint
-from killpoint.reference.rows import Lease, NewCheckpoint
+from killpoint.reference.lease import Fence, Lease, Tx
 from killpoint.reference.store import Store, resolve_url
 from tests.support.fixtures import TEST_KEY
 

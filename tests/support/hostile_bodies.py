@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import EffectStatus, RunStatus
-from killpoint.reference.model import INT32, INT64, Budget, Checkpoint, Lineage, OutputsRef
+from killpoint.reference._schema import INT32, INT64
+from killpoint.reference.checkpoint import Budget, Checkpoint, Lineage, OutputsRef
 from tests.support import hostile_json as hj
 from tests.support.flows import VERSIONS
 from tests.support.migrations import v1_doc, v2_doc, v3_doc

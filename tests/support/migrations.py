@@ -6,10 +6,11 @@ from typing import Any
 
 from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import RunStatus
+from killpoint.reference.checkpoint import Budget, NewCheckpoint
 from killpoint.reference.integrity import canonical_json, seal
 from killpoint.reference.migrations import v2_to_v3
-from killpoint.reference.model import Budget, WorkflowRecord
-from killpoint.reference.store import NewCheckpoint, Store
+from killpoint.reference.rows import WorkflowRecord
+from killpoint.reference.store import Store
 from tests.support.fixtures import TEST_KEY
 from tests.support.flows import VERSIONS
 

@@ -27,8 +27,8 @@ from killpoint.harness.cli._shared import (
     open_store,
     operator_tenant,
 )
+from killpoint.reference.checkpoint import SCHEMA_VERSION
 from killpoint.reference.integrity import DEFAULT_KEY_ENV
-from killpoint.reference.model import SCHEMA_VERSION
 from killpoint.reference.operator_model import OperatorView
 from killpoint.reference.operator_view import build_view
 from killpoint.reference.settings import DEFAULT_TENANT

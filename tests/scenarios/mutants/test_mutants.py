@@ -14,7 +14,7 @@ from killpoint.harness.results import MutantResult
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Tamper
 from killpoint.reference.controls import Controls
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.fence import Fence
+from killpoint.reference.lease import Fence
 from killpoint.reference.ledger import EffectExecutor
 from killpoint.reference.steps import Steps
 from killpoint.reference.store import CheckpointLog

@@ -1,23 +1,75 @@
-"""The fence: what every write of a worker passes first, in the write's own transaction.
+"""The lease: a worker's hold on a workflow, how it is acquired and renewed, and its fence.
 
-A write first moves the workflow row with a guarded `UPDATE … WHERE fencing_token = :mine AND
-lease unexpired [AND sequence = :seen]`. If the guard matches no row, the transaction rolls back
-and the caller learns why (stale fencing token, expired lease, lost compare-and-swap). The store
+A worker acquires a workflow's lease (`acquire`) if it is free, expired or already its own, and
+always with a larger fencing token than any holder before it: a worker that stalled past its
+expiry and comes back (a paused VM, a long GC) still carries its old token. It renews the lease
+before it runs out (`renew`) and lets go when it stops (`release`); both are fenced writes, so a
+lapsed or stolen lease is refused like any other.
+
+The fence is what every write of a worker passes first, in the write's own transaction. A write
+first moves the workflow row with a guarded `UPDATE … WHERE fencing_token = :mine AND lease
+unexpired [AND sequence = :seen]`. If the guard matches no row, the transaction rolls back and
+the caller learns why (stale fencing token, expired lease, lost compare-and-swap). The store
 rejects the stale write itself; no engine code has to remember to check.
 
-Its checks are public methods so that a broken engine can drop one of them and nothing else:
-`guard` (the lease, for every write), `compare_and_swap` (what a checkpoint commit asks), and
-`move` (the UPDATE itself, with or without the lease's conditions).
+The fence's checks are public methods so that a broken engine can drop one of them and nothing
+else: `guard` (the lease, for every write), `compare_and_swap` (what a checkpoint commit asks),
+and `move` (the UPDATE itself, with or without the lease's conditions). The store owns the
+transactions: `Store.acquire_lease`, `renew_lease` and `release_lease` run these in one each.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from killpoint.reference import _statements as q
 from killpoint.reference._sql import Tx
-from killpoint.reference.errors import ConflictError, StaleFenceError, UnknownWorkflowError
-from killpoint.reference.rows import Lease, NewCheckpoint, Row, workflow_position
+from killpoint.reference.checkpoint import NewCheckpoint
+from killpoint.reference.errors import (
+    ConflictError,
+    LeaseHeldError,
+    StaleFenceError,
+    UnknownWorkflowError,
+)
+from killpoint.reference.rows import Row, workflow_position
 
-__all__ = ["Fence", "Tx"]
+__all__ = ["Fence", "Lease", "Tx", "acquire", "release", "renew"]
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A worker's hold on a workflow: the fencing token every one of its writes carries."""
+
+    workflow_id: str
+    owner: str
+    token: int
+    expires_at: float
+
+
+def acquire(tx: Tx, workflow_id: str, owner: str, ttl: float, now: float) -> Lease:
+    """Take ownership if free, expired or already ours; always with a larger fencing token."""
+    params = {"workflow_id": workflow_id, "owner": owner, "now": now, "expires_at": now + ttl}
+    moved = tx.write(q.ACQUIRE_LEASE, params)
+    row = tx.execute(q.LEASE_ROW, {"workflow_id": workflow_id}).first()
+    if row is None:
+        raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
+    if not moved:
+        raise LeaseHeldError(
+            f"workflow {workflow_id!r} is leased to {row['lease_owner']} "
+            f"until {row['lease_expires_at']:.3f}"
+        )
+    return Lease(workflow_id, owner, int(row["fencing_token"]), now + ttl)
+
+
+def renew(tx: Tx, fence: Fence, lease: Lease, now: float, ttl: float) -> Lease:
+    """Extend a lease we still hold; a lapsed or stolen one is refused like any write."""
+    fence.guard(tx, lease, now, extend_to=now + ttl)
+    return Lease(lease.workflow_id, lease.owner, lease.token, now + ttl)
+
+
+def release(tx: Tx, fence: Fence, lease: Lease, now: float) -> None:
+    """Let go of a lease we still hold: the fenced move itself clears it, in one statement."""
+    fence.guard(tx, lease, now, {"lease_owner": None, "lease_expires_at": None})
 
 
 class Fence:
