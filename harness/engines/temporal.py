@@ -53,6 +53,7 @@ from killpoint.harness.engines.temporal_server import (
     call,
     quiet_sdk_logs,
     read,
+    release_runtime,
     server,
 )
 from killpoint.harness.engines.units_reader import UnitsReader
@@ -326,8 +327,9 @@ class TemporalReader(UnitsReader):
 
 
 def prepare(handle: StoreHandle) -> None:
-    """Before workers are forked: the world's dev server, running."""
+    """Before workers are forked: the world's dev server, running, and no runtime alive."""
     server(handle)
+    release_runtime()
 
 
 def reset(handle: StoreHandle) -> None:

@@ -7,14 +7,17 @@ stopped with the world; a run gets a task queue and a workflow-id prefix of its 
 `epoch`, new at every reset), so no earlier run's history or task reaches it.
 
 The Temporal SDK is asyncio on a Rust runtime, and a Rust runtime does not survive a fork: each
-process makes its own (`runtime()`), and every call runs on a fresh event loop of its own
-thread with a wall-time limit (`call`), so nothing here can block a worker forever.
+process makes its own (`runtime()`), none is alive when a worker is forked (`release_runtime()`:
+a child forked beside a live one crashed now and then), and every call runs on a fresh event
+loop of its own thread with a wall-time limit (`call`), so nothing here can block a worker
+forever.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
+import gc
 import logging
 import os
 import signal
@@ -83,6 +86,17 @@ def runtime() -> Runtime:
             telemetry = TelemetryConfig(logging=quiet, metrics=None)
             _runtime = (os.getpid(), Runtime(telemetry=telemetry))
         return _runtime[1]
+
+
+def release_runtime() -> None:
+    """Before a fork: this process's runtime is dropped, its threads joined, so the child
+    inherits no Rust thread's half-held state (a child forked beside a live runtime crashes,
+    now and then, in its own new runtime's calls); the next call here makes a new one."""
+    global _runtime
+    with _runtime_lock:
+        if _runtime is not None and _runtime[0] == os.getpid():
+            _runtime = None
+    gc.collect()  # the clients of finished calls, which hold the runtime too
 
 
 def quiet_sdk_logs() -> None:

@@ -1,13 +1,12 @@
 """The report in a real headless Chromium: it loads offline, cleanly, with its tables and charts.
 
 Debian's `chromium` package is driven through Playwright's Python API with `executable_path`
-(Playwright's own browser download is not used). The test skips, with the reason, when
-chromium or playwright is missing; CI installs chromium so it runs there.
+(Playwright's own browser download is not used). Without chromium or playwright the test
+skips, saying why, and under CI (which installs chromium) it fails, saying why.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,8 +15,9 @@ import pytest
 
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.html import write_html
+from tests.support.needs import needs_module, needs_program
 
-if TYPE_CHECKING:  # playwright is optional: the test skips without it
+if TYPE_CHECKING:  # playwright is a need of this test, not of the product
     from playwright.sync_api import Browser
 
 pytestmark = pytest.mark.browser
@@ -34,10 +34,8 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    executable = needs_program("chromium", "the report is checked in it (apt-get install chromium)")
+    sync_api = needs_module("playwright.sync_api", "playwright is not installed (the test extra)")
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield chromium

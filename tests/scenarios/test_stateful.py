@@ -16,6 +16,7 @@ from killpoint.harness.run.runner import run_schedule
 from killpoint.harness.run.world import World
 from killpoint.harness.schedule import FaultSchedule, load_schedule
 from killpoint.scenarios import get
+from killpoint.scenarios.mutants import MUTANTS
 from killpoint.scenarios.stateful import SCHEDULE_DIR_ENV, KillpointMachine, machine_for
 
 # The ordinary pytest tests: one per scenario, under the loaded profile (`ci` by default).
@@ -61,9 +62,7 @@ def test_the_machine_and_run_schedule_give_the_same_history(tmp_path: Path) -> N
 
 
 def _mutant() -> EngineSpec:
-    mutants = pytest.importorskip("killpoint.scenarios.mutants")
-    spec: EngineSpec = mutants.MUTANTS["only_conversation_saved"]
-    return spec
+    return MUTANTS["only_conversation_saved"]
 
 
 def test_the_machine_finds_a_mutant_and_shrinks_it_to_a_replayable_schedule(

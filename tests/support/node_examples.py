@@ -5,12 +5,13 @@ tests skip, saying why, and fail under CI."""
 from __future__ import annotations
 
 import fcntl
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.support.needs import needs
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "langgraph-ts"
@@ -38,10 +39,7 @@ def langgraph_ts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bundle is missing or older than its sources), once for every test worker of the session."""
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
     if missing:
-        reason = f"the LangGraph.js example needs {' and '.join(missing)} on PATH"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        needs(False, f"the LangGraph.js example needs {' and '.join(missing)} on PATH")
     # the parent of the base temp folder is shared by xdist's workers: one of them builds
     with (tmp_path_factory.getbasetemp().parent / "langgraph-ts.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

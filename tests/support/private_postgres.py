@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+from tests.support.needs import missing
 
 BIN_ROOT = Path("/usr/lib/postgresql")
 
@@ -28,7 +28,7 @@ def _as_postgres() -> list[str]:
         return []
     runuser = shutil.which("runuser")
     if runuser is None:
-        pytest.skip("running as root without runuser: cannot start a private PostgreSQL")
+        missing("running as root without runuser: cannot start a private PostgreSQL")
     return [runuser, "-u", "postgres", "--"]
 
 
@@ -36,7 +36,7 @@ class PrivatePostgres:
     def __init__(self, root: Path) -> None:
         bin_dir = _bin()
         if bin_dir is None:
-            pytest.skip(f"no PostgreSQL server binaries under {BIN_ROOT}")
+            missing(f"no PostgreSQL server binaries under {BIN_ROOT}")
         self.bin, self.data, self.prefix = bin_dir, root / "data", _as_postgres()
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

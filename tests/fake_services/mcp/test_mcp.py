@@ -17,7 +17,11 @@ import anyio
 import httpx
 import pytest
 
-pytest.importorskip("mcp")
+# The imports after the needs below load the extra they check for, as importorskip's would.
+# ruff: noqa: E402
+from tests.support.needs import needs_module
+
+needs_module("mcp", "the MCP SDK is not installed: pip install 'killpoint[mcp]'")
 
 from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from killpoint.harness.cli import app
 from killpoint.harness.cli.clean import bound_campaigns
 from killpoint.harness.run import databases
+from tests.support.fixtures import server_url
 
 PG_ENV = "KILLPOINT_TEST_POSTGRES_URL"
 
@@ -70,9 +71,7 @@ def test_clean_db_on_sqlite_is_one_line_error(tmp_path: Path) -> None:
 def own_database() -> Iterator[str]:
     """A PostgreSQL database of this test alone: `clean` drops every kp_ schema of a server's
     database, and other sessions' campaigns may be running in the shared one."""
-    url = os.environ.get(PG_ENV)
-    if not url:
-        pytest.skip(f"set {PG_ENV} to run the PostgreSQL clean-up test")
+    url = server_url()
     name = f"clean_{uuid.uuid4().hex[:8]}"
     admin = create_engine(databases.parse(url), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:

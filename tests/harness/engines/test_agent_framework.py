@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip(
-    "agent_framework", reason="needs the extra: pip install 'killpoint[agent-framework]'"
-)
+# The imports after the needs below load the extra they check for, as importorskip's would.
+# ruff: noqa: E402
+from tests.support.needs import needs_module
+
+needs_module("agent_framework", "needs the extra: pip install 'killpoint[agent-framework]'")
 
 from typer.testing import CliRunner
 

@@ -17,7 +17,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("dbos", reason="the dbos extra is not installed: pip install 'killpoint[dbos]'")
+# The imports after the needs below load the extra they check for, as importorskip's would.
+# ruff: noqa: E402
+from tests.support.needs import needs, needs_module
+
+needs_module("dbos", "the dbos extra is not installed: pip install 'killpoint[dbos]'")
 
 import sqlalchemy as sa
 from typer.testing import CliRunner
@@ -44,8 +48,7 @@ SCENARIOS = (
 )
 
 
-def _postgres_reachable() -> bool:
-    url = os.environ.get(dbos_store.URL_ENV) or dbos_store.DEFAULT_URL
+def _postgres_reachable(url: str) -> bool:
     engine = sa.create_engine(url)
     try:
         with engine.connect():
@@ -56,9 +59,11 @@ def _postgres_reachable() -> bool:
         engine.dispose()
 
 
-pytestmark = pytest.mark.skipif(
-    not _postgres_reachable(), reason="DBOS needs PostgreSQL at " + dbos_store.DEFAULT_URL
-)
+@pytest.fixture(scope="module", autouse=True)
+def _dbos_postgres() -> None:
+    """Every test here runs DBOS on a PostgreSQL server: skipped without one, failed under CI."""
+    url = os.environ.get(dbos_store.URL_ENV) or dbos_store.DEFAULT_URL
+    needs(_postgres_reachable(url), f"DBOS needs PostgreSQL at {url} (${dbos_store.URL_ENV})")
 
 
 def _crash(

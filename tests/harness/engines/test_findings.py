@@ -5,7 +5,6 @@ hands."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -18,6 +17,7 @@ from killpoint.harness.engines.registry import FRAMEWORKS
 from killpoint.harness.schedule import save_schedule
 from killpoint.scenarios import CATALOGUE
 from tests.support.frameworks import NO_TIME_BUDGET
+from tests.support.needs import needs_module
 
 SCHEDULES = Path(__file__).parents[3] / "docs" / "frameworks" / "schedules"
 PACKAGES = {"langgraph": "langgraph", "agent-framework": "agent_framework", "dbos": "dbos",
@@ -37,8 +37,7 @@ def _engine(path: Path) -> str:
 
 def _replay(path: Path, tmp_path: Path, *more: str) -> tuple[int, str]:
     framework = _engine(path).partition(":")[0]
-    if importlib.util.find_spec(PACKAGES[framework]) is None:
-        pytest.skip(f"the {framework} extra is not installed")
+    needs_module(PACKAGES[framework], f"the {framework} extra is not installed")
     result = CliRunner(env={"KILLPOINT_DATABASE_URL": None}).invoke(
         app, ["replay", str(path), "--workdir", str(tmp_path), *more], catch_exceptions=False
     )

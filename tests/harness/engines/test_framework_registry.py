@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from killpoint.contract.errors import KillpointError
 from killpoint.harness.cli import app
 from killpoint.harness.engines.registry import FRAMEWORKS, framework_engine
+from tests.support.needs import needs_module
 
 
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
@@ -33,7 +34,7 @@ def test_a_framework_whose_extra_is_missing_names_the_extra_to_install(
 
 
 def test_an_unknown_variant_is_a_user_error_naming_the_variants(tmp_path: Path) -> None:
-    pytest.importorskip("langgraph", reason="the langgraph extra is not installed")
+    needs_module("langgraph", "the langgraph extra is not installed")
     result = CliRunner().invoke(
         app, ["run", "--engine", "langgraph:clever", "-s", "email", "--workdir", str(tmp_path)]
     )

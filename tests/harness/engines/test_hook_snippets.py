@@ -5,7 +5,6 @@ copies into a TypeScript or Go engine is known to work, not only to read well.""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from killpoint.harness.run.runner import run_schedule
 from killpoint.harness.run.world import World
 from killpoint.harness.schedule import FaultSchedule, HitPoint
 from tests.support.blocks import ROOT, Block, read_blocks
+from tests.support.needs import needs_program
 from tests.support.node_examples import langgraph_ts
 
 __all__ = ["langgraph_ts"]  # the session fixture, used by name
@@ -37,12 +37,7 @@ def snippet(name: str) -> Block:
 
 def needed(program: str) -> str:
     """The program's path; under CI a missing one fails, elsewhere the test skips saying why."""
-    found = shutil.which(program)
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set and {program} is not installed (.ci/run installs it)")
-        pytest.skip(f"{program} is not installed")
-    return found
+    return needs_program(program, "the hook snippet is run with it (.ci/run installs it)")
 
 
 @pytest.fixture

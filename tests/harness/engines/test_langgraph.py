@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip(
-    "langgraph", reason="LangGraph is not installed: pip install 'killpoint[langgraph]'"
-)
-pytest.importorskip(
+# The imports after the needs below load the extra they check for, as importorskip's would.
+# ruff: noqa: E402
+from tests.support.needs import needs_module
+
+needs_module("langgraph", "LangGraph is not installed: pip install 'killpoint[langgraph]'")
+needs_module(
     "langgraph.checkpoint.sqlite",
-    reason="langgraph-checkpoint-sqlite is not installed: pip install 'killpoint[langgraph]'",
+    "langgraph-checkpoint-sqlite is not installed: pip install 'killpoint[langgraph]'",
 )
 
 from typer.testing import CliRunner

@@ -22,7 +22,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("pydantic_ai", reason="needs the mcp-agent extra: killpoint[mcp-agent]")
+# The imports after the needs below load the extra they check for, as importorskip's would.
+# ruff: noqa: E402
+from tests.support.needs import needs_module
+
+needs_module("pydantic_ai", "needs the mcp-agent extra: pip install 'killpoint[mcp-agent]'")
 
 from typer.testing import CliRunner
 
