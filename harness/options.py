@@ -298,12 +298,6 @@ class CampaignOptions(_Declared):
         boolean, *SHARED))
     # fmt: on
 
-    def hunt(self) -> dict[str, Any]:
-        """The options a mutant hunt takes (`killpoint.harness.campaign.hunt.hunt_outcome`)."""
-        phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
-        phases += ("explore", "lies", "neighbours", "operators", "canaries", "pauses", "real_pass")
-        return {name: getattr(self, name) for name in phases}
-
 
 @dataclass(frozen=True)
 class SessionOptions(_Declared):

@@ -71,24 +71,6 @@ def test_an_option_a_front_does_not_offer_is_refused_with_what_it_takes() -> Non
     assert "jobs" not in caught.value.message.partition("known:")[2]
 
 
-def test_a_hunt_takes_the_shared_phases() -> None:
-    options = CampaignOptions(seed=3, double=False, double_limit=9, interleave=False)
-    assert options.hunt() == {
-        "seed": 3,
-        "double": False,
-        "double_limit": 9,
-        "interleave": False,
-        "network": True,
-        "explore": "60",
-        "lies": True,
-        "neighbours": True,
-        "operators": True,
-        "canaries": True,
-        "pauses": True,
-        "real_pass": True,
-    }
-
-
 def test_the_model_imports_only_the_standard_library() -> None:
     code = (
         "import sys, json\nbefore = set(sys.modules)\nimport killpoint.harness.options\n"
