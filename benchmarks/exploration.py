@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from killpoint.harness.campaign.hunt import hunt_outcome
-from killpoint.harness.options import EXPLORE
+from killpoint.harness.options import EXPLORE, CampaignOptions
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
 
@@ -34,7 +34,7 @@ def detect(name: str, explore: str, root: Path, scenarios: list[str]) -> dict[st
     """One hunt of mutant `name` over `scenarios`: caught, runs, seconds, by what."""
     started = time.perf_counter()
     chosen = [CATALOGUE[s] for s in scenarios]
-    outcome = hunt_outcome(MUTANTS[name], chosen, root, explore=explore)
+    outcome = hunt_outcome(MUTANTS[name], chosen, root, CampaignOptions(explore=explore))
     result = outcome.result
     return {
         "caught": result.caught,

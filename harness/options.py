@@ -4,28 +4,24 @@ Every option a user gives a campaign — on `killpoint run` and `killpoint mutan
 plugin (`--killpoint-<name>`, ini `killpoint_<name>`, env `KILLPOINT_<NAME>`), in the
 `killpoint` marker and the `killpoint_campaign` fixture, or to `killpoint.run_campaign` — is one
 field of `CampaignOptions`: its type, default, help, metavar and the fronts that offer it. The
-fronts generate their flags from these fields and hand the result to `CampaignOptions.config`,
-the one place a `CampaignConfig` is built, so an option is never repeated by hand and never
-dropped on the way. Each field's `convert` takes a typed value or its text (a flag, an
-environment variable, an ini line) and says in one line what it wants otherwise.
+fronts generate their flags from these fields and hand the result to the campaign room
+(`killpoint.harness.campaign.launch.start`), whose `CampaignConfig.of` is the one place a
+config is built, so an option is never repeated by hand and never dropped on the way. Each
+field's `convert` takes a typed value or its text (a flag, an environment variable, an ini
+line) and says in one line what it wants otherwise.
 
-This module imports the standard library only: the pytest plugin reads it when pytest loads.
+This module imports the standard library only: the pytest plugin reads it when pytest loads,
+and the public model imports none of the harness's rooms.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self, get_type_hints
-
-if TYPE_CHECKING:
-    from killpoint.harness.campaign.execute import CampaignConfig
-    from killpoint.harness.protocol import EngineSpec
-    from killpoint.harness.results import RunResult
-    from killpoint.harness.scenario import Scenario
+from typing import Any, Literal, Self, get_type_hints
 
 Tier = Literal["inprocess", "real"]
 TIERS: tuple[Tier, ...] = ("inprocess", "real")
@@ -301,51 +297,6 @@ class CampaignOptions(_Declared):
         "commit: a real-tier pass after the single crashes of an in-process campaign or hunt.",
         boolean, *SHARED))
     # fmt: on
-
-    def config(
-        self,
-        scenarios: Sequence[Scenario],
-        workdir: Path,
-        engine: EngineSpec,
-        on_run: Callable[[RunResult], None] | None = None,
-        on_plan: Callable[[int], None] | None = None,
-    ) -> CampaignConfig:
-        """The campaign these options describe over `scenarios`, in `workdir`, against
-        `engine` (the spec `self.engine` names, or one handed over as an object), telling its
-        progress to `on_run` and `on_plan`."""
-        from killpoint.harness.campaign.execute import CampaignConfig
-
-        return CampaignConfig(
-            scenarios=list(scenarios),
-            workdir=Path(workdir),
-            engine=engine,
-            tier=self.tier,
-            store_url=self.db,
-            double=self.double,
-            double_limit=self.double_limit,
-            interleave=self.interleave,
-            network=self.network,
-            named=self.named,
-            deploys=self.deploys,
-            seed=self.seed,
-            explore=self.explore,
-            operators=self.operators,
-            shard=self.shard,
-            worker_timeout=self.worker_timeout,
-            lies=self.lies,
-            canaries=self.canaries,
-            real_pass=self.real_pass,
-            on_run=on_run,
-            on_plan=on_plan,
-            neighbours=self.neighbours,
-            pauses=self.pauses,
-        )
-
-    def hunt(self) -> dict[str, Any]:
-        """The options a mutant hunt takes (`killpoint.harness.campaign.hunt.hunt_outcome`)."""
-        phases: tuple[str, ...] = ("seed", "double", "double_limit", "interleave", "network")
-        phases += ("explore", "lies", "neighbours", "operators", "canaries", "pauses", "real_pass")
-        return {name: getattr(self, name) for name in phases}
 
 
 @dataclass(frozen=True)

@@ -16,17 +16,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from killpoint.harness.campaign.coverage import covered, with_generated
 from killpoint.harness.campaign.explore import Budget, Exploration, menu
 from killpoint.harness.campaign.operators import OperatorSearch, Stop, remember
 from killpoint.harness.campaign.operators import searches as operator_searches
-from killpoint.harness.campaign.plan import (
-    Plan,
-    PlannedRun,
-    PlanOptions,
-    clean,
-    first_hits,
-    in_shard,
-)
+from killpoint.harness.campaign.plan import Plan, PlannedRun, PlanOptions, clean, in_shard
 from killpoint.harness.campaign.real_pass import real_pass, skipped
 from killpoint.harness.checkers import check_all
 from killpoint.harness.checkers.expectation import expectation as expectation
@@ -34,7 +28,7 @@ from killpoint.harness.checkers.measures import measure
 from killpoint.harness.history import History
 from killpoint.harness.objectives import measure_objectives
 from killpoint.harness.operator import QUEUED
-from killpoint.harness.options import EXPLORE
+from killpoint.harness.options import EXPLORE, CampaignOptions
 from killpoint.harness.protocol import ANY_WORKFLOW, SHARED_PROCESS, EngineSpec
 from killpoint.harness.results import CampaignResult, RunKind, RunResult, ScenarioCoverage, combine
 from killpoint.harness.run.tiers import open_world as open_world
@@ -72,6 +66,45 @@ class CampaignConfig:
     canaries: bool = True  # scan each run for the world's secrets (`secrets_kept`)
     pauses: bool = True  # pairs paused where a stale owner can still act (`plan.pauses`)
     real_pass: bool = True  # a few SIGKILLs at the riskiest boundaries (`real_pass`)
+
+    @classmethod
+    def of(
+        cls,
+        options: CampaignOptions,
+        scenarios: Sequence[Scenario],
+        workdir: Path,
+        engine: EngineSpec,
+        on_run: Callable[[RunResult], None] | None = None,
+        on_plan: Callable[[int], None] | None = None,
+    ) -> CampaignConfig:
+        """The campaign `options` describe over `scenarios`, in `workdir`, against `engine`
+        (the spec `options.engine` names, or one handed over as an object), telling its
+        progress to `on_run` and `on_plan`: the one place a user's options become a config."""
+        return cls(
+            scenarios=list(scenarios),
+            workdir=Path(workdir),
+            engine=engine,
+            tier=options.tier,
+            store_url=options.db,
+            double=options.double,
+            double_limit=options.double_limit,
+            interleave=options.interleave,
+            network=options.network,
+            named=options.named,
+            deploys=options.deploys,
+            seed=options.seed,
+            explore=options.explore,
+            operators=options.operators,
+            shard=options.shard,
+            worker_timeout=options.worker_timeout,
+            lies=options.lies,
+            canaries=options.canaries,
+            real_pass=options.real_pass,
+            on_run=on_run,
+            on_plan=on_plan,
+            neighbours=options.neighbours,
+            pauses=options.pauses,
+        )
 
     @property
     def real_pass_skipped(self) -> str | None:
@@ -265,7 +298,7 @@ class Campaign:
                     plan.observe(planned, history)
                 done.append((planned, result))
             done += [(r, self.execute_planned(r)[0]) for r in real]
-            self.coverage.append(_coverage(plan.recordings[scenario.name], done))
+            self.coverage.append(covered(plan.recordings[scenario.name], done))
             announce()
         by_name = {s.name: s for s in config.scenarios}
         extra = (PlannedRun(by_name[s.scenario], kind, s) for kind, s in config.extra)
@@ -278,7 +311,7 @@ class Campaign:
             for result in operator.run():
                 self.keep(result)
             announce()
-        self.coverage = [_with_generated(c, self.runs) for c in self.coverage]
+        self.coverage = [with_generated(c, self.runs) for c in self.coverage]
         shard = config.shard
         return CampaignResult(
             engine=config.engine.name,
@@ -360,39 +393,3 @@ def exploration(
         for k, s in enumerate(scenarios)
         if k % total == index - 1
     ]
-
-
-def _with_generated(coverage: ScenarioCoverage, runs: Sequence[RunResult]) -> ScenarioCoverage:
-    """A scenario's coverage counting its generated runs too, as a merge of shards counts."""
-    mine = [r for r in runs if r.scenario == coverage.scenario and r.kind == "generated"]
-    return coverage.model_copy(
-        update={
-            "runs": coverage.runs + len(mine),
-            "violations": coverage.violations + sum(r.valid is False for r in mine),
-        }
-    )
-
-
-def _coverage(recording: History, done: list[tuple[PlannedRun, RunResult]]) -> ScenarioCoverage:
-    """What one scenario's runs covered: the boundaries its recording discovered, those its
-    single crashes crashed (in hit order), and how each single crash (and the recording) ended."""
-    outcomes: dict[str, str] = {}
-    for p, r in done:  # a boundary crashed in both tiers shows its violation, if either had one
-        if p.hit is not None and outcomes.get(p.hit.label()) != "violation":
-            outcomes[p.hit.label()] = _outcome(r)
-    recorded = next(r for p, r in done if p.kind == "clean")
-    labels = [h.label() for h in first_hits(recording)]
-    return ScenarioCoverage(
-        scenario=recorded.scenario,
-        boundaries_discovered=labels,
-        boundaries_crashed=[label for label in labels if label in outcomes],
-        runs=len(done),
-        violations=sum(1 for _, r in done if r.valid is False),
-        outcome_by_boundary=outcomes | {"(clean)": _outcome(recorded)},
-    )
-
-
-def _outcome(result: RunResult) -> str:
-    if result.valid is False:
-        return "violation"
-    return "ok" if result.final_status in ("completed", "compensated") else result.final_status

@@ -27,7 +27,7 @@ from killpoint.harness.campaign.execute import Campaign, CampaignConfig, explora
 from killpoint.harness.campaign.explore import Budget
 from killpoint.harness.campaign.operators import searches as operator_searches
 from killpoint.harness.campaign.plan import Plan, PlannedRun
-from killpoint.harness.options import EXPLORE
+from killpoint.harness.options import CampaignOptions, declared
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import MutantResult, RunResult
 from killpoint.harness.scenario import Scenario
@@ -39,6 +39,7 @@ FIRST_PASS = 0.5
 # the controls a hunt applies early, right after the named cases: those that act on an effect in
 # doubt (ask about it, send it again), on the stops that hold one; the rest comes last
 EARLY = ("reconcile", "retry")
+DEFAULTS = CampaignOptions()  # the main job's
 
 
 @dataclass(frozen=True)
@@ -48,51 +49,41 @@ class HuntOutcome:
     runs: int  # how many runs the hunt made
 
 
+# The options a hunt honours: those offered on the `mutants` front. The others keep their
+# defaults: a hunt runs in-process, in a store of its own, whole (no shard), with its named cases,
+# deploys and worker timeout as the main job's, whatever the campaign beside it was asked.
+HUNTED = frozenset(spec.name for spec in declared(CampaignOptions, "mutants"))
+
+
+def hunt_config(
+    spec: EngineSpec,
+    scenarios: Sequence[Scenario],
+    world_dir: Path,
+    options: CampaignOptions,
+    on_run: Callable[[RunResult], None] | None = None,
+) -> CampaignConfig:
+    """The campaign a hunt of `spec` draws its runs from: `options`' phases (`HUNTED`)."""
+    hunted = CampaignOptions().merged({name: getattr(options, name) for name in HUNTED})
+    return CampaignConfig.of(hunted, scenarios, world_dir, spec, on_run)
+
+
 def hunt_outcome(
     spec: EngineSpec,
     scenarios: Sequence[Scenario],
     world_dir: Path,
-    seed: int = 0,
+    options: CampaignOptions = DEFAULTS,
     *,
     description: str = "",
-    double_limit: int = 150,
     on_run: Callable[[RunResult], None] | None = None,
-    double: bool = True,
-    interleave: bool = True,
-    network: bool = True,
-    explore: str = EXPLORE,
-    lies: bool = True,
-    neighbours: bool = True,
-    operators: bool = True,
-    canaries: bool = True,
-    pauses: bool = True,
-    real_pass: bool = True,
 ) -> HuntOutcome:
-    """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the flags drop
-    whole phases of the plan, as they do for a campaign."""
-    config = CampaignConfig(
-        scenarios=list(scenarios),
-        workdir=Path(world_dir),
-        engine=spec,
-        seed=seed,
-        double=double,
-        double_limit=double_limit,
-        interleave=interleave,
-        network=network,
-        explore=explore,
-        operators=operators,
-        on_run=on_run,
-        lies=lies,
-        neighbours=neighbours,
-        canaries=canaries,
-        pauses=pauses,
-        real_pass=real_pass,
-    )
+    """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the options drop
+    whole phases of the plan, as they do for a campaign (`hunt_config`)."""
+    config = hunt_config(spec, scenarios, world_dir, options, on_run)
     plan = Plan(config.scenarios, config.plan_options())
     made = [0]
     started = time.perf_counter()
     with Campaign(config) as campaign:
-        for result, runs in _hunted(campaign, plan, Budget.parse(explore), made):
+        for result, runs in _hunted(campaign, plan, Budget.parse(config.explore), made):
             if result.valid is False:
                 return _caught(spec, description, result, runs, time.perf_counter() - started)
     return HuntOutcome(
@@ -201,4 +192,4 @@ def hunt(
     spec: EngineSpec, scenarios: Sequence[Scenario], world_dir: Path, seed: int = 0
 ) -> MutantResult:
     """Run the plan against `spec` until a run is judged false; the mutant's score."""
-    return hunt_outcome(spec, scenarios, world_dir, seed).result
+    return hunt_outcome(spec, scenarios, world_dir, CampaignOptions(seed=seed)).result

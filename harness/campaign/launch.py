@@ -1,19 +1,21 @@
 """Starting a campaign from what a user names: scenarios, an engine, `CampaignOptions`.
 
-The CLI, the pytest plugin and `killpoint.run_campaign` all start campaigns here: scenarios are
-catalogue names or `Scenario` objects, an engine is a reference (`reference`, `mutant:NAME`,
-`module:factory`), an `EngineSpec` or a factory, and the options become the `CampaignConfig`
-through `CampaignOptions.config` alone.
+`killpoint run`, the pytest plugin and `killpoint.run_campaign` all start their campaigns with
+one call, `start`: the options become the `CampaignConfig` (`CampaignConfig.of`) and the
+campaign runs in `options.jobs` processes (`jobs`). Each front door only resolves what its user
+named: scenarios are catalogue names or `Scenario` objects, an engine is a reference
+(`reference`, `mutant:NAME`, `module:factory`), an `EngineSpec` or a factory.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from killpoint.harness.campaign import jobs
+from killpoint.harness.campaign.execute import CampaignConfig
 from killpoint.harness.catalogue import installed
 from killpoint.harness.engines.registry import as_spec, load_engine
 from killpoint.harness.options import CampaignOptions
@@ -55,6 +57,22 @@ def resolve_engine(ref: Any) -> EngineSpec:
     raise TypeError(f"a killpoint engine is 'module:factory', an EngineSpec or a factory: {ref!r}")
 
 
+def start(
+    scenarios: Sequence[Scenario],
+    engine: EngineSpec,
+    options: CampaignOptions,
+    workdir: Path,
+    *,
+    on_run: Callable[[RunResult], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
+) -> CampaignResult:
+    """The one call that starts a campaign: `options` over `scenarios` against `engine`, in
+    `workdir`, sharded over `options.jobs` processes; its progress told to `on_run` and
+    `on_plan` in this process."""
+    config = CampaignConfig.of(options, scenarios, workdir, engine, on_run, on_plan)
+    return jobs.run_campaign(config, options.jobs)
+
+
 def run_campaign(
     *scenarios: str | Scenario,
     engine: str | EngineSpec | Callable[..., Any] | None = None,
@@ -77,5 +95,4 @@ def run_campaign(
     folder = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="killpoint-"))
     spec = resolve_engine(engine)
     named = every_scenario(scenarios or chosen.scenarios, spec)  # positional, or scenarios=(…)
-    config = chosen.config(named, folder, spec, on_run)
-    return jobs.run_campaign(config, chosen.jobs)
+    return start(named, spec, chosen, folder, on_run=on_run)

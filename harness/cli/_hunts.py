@@ -62,7 +62,7 @@ def hunt_outcomes(
 
     def one(name: str, spec: EngineSpec, why: str) -> Callable[[], hunt.HuntOutcome]:
         folder = root / folder_name(name)
-        return lambda: hunt.hunt_outcome(spec, scenarios, folder, description=why, **options.hunt())
+        return lambda: hunt.hunt_outcome(spec, scenarios, folder, options, description=why)
 
     progress.hunting(len(targets))
     return jobs.hunts_in_processes(
@@ -84,9 +84,7 @@ def mutation_score(
     def one(name: str, spec: EngineSpec) -> Callable[[], MutantResult]:
         folder = root / name
         return lambda: (
-            hunt.hunt_outcome(
-                spec, scenarios, folder, description=spec.description, **options.hunt()
-            ).result
+            hunt.hunt_outcome(spec, scenarios, folder, options, description=spec.description).result
         )
 
     progress.hunting(len(mutants))

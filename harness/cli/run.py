@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from killpoint.contract.errors import KillpointError
-from killpoint.harness.campaign import jobs, launch, preflight
+from killpoint.harness.campaign import launch, preflight
 from killpoint.harness.cli import clean
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._flags import with_options
@@ -79,19 +79,17 @@ def run(
     clean.bound_campaigns(workdir, keep_campaigns)
     shown = progress(quiet)
     folder = fresh_folder(workdir, "campaign")
-    config = options.config(chosen, folder, engine, on_run=shown.ran, on_plan=shown.planned)
     try:
-        result = jobs.run_campaign(config, options.jobs)
+        result = launch.start(
+            chosen, engine, options, folder, on_run=shown.ran, on_plan=shown.planned
+        )
         if mutants:
-            folder_of_hunts = config.workdir / "mutants"
-            hunted = mutation_score(hunted_mutants, chosen, folder_of_hunts, options, shown)
+            hunted = mutation_score(hunted_mutants, chosen, folder / "mutants", options, shown)
             result = result.model_copy(update={"mutants": hunted})
     finally:
         shown.close()
-    written, unwritten = write_outputs(result, report, junit, out, keep_in=config.workdir)
-    kept = sorted(
-        [*config.workdir.glob("queue.sqlite"), *config.workdir.glob("shard-*/queue.sqlite")]
-    )
+    written, unwritten = write_outputs(result, report, junit, out, keep_in=folder)
+    kept = sorted([*folder.glob("queue.sqlite"), *folder.glob("shard-*/queue.sqlite")])
     written += [f"queue: killpoint queue --db sqlite:///{q} --tenant {TENANT}" for q in kept]
     print_summary(result, as_json, written)
     if unwritten:

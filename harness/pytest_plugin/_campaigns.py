@@ -19,9 +19,8 @@ from typing import Any
 
 import pytest
 
-from killpoint.harness.campaign import jobs
+from killpoint.harness.campaign import launch
 from killpoint.harness.campaign.execute import Campaign, CampaignConfig
-from killpoint.harness.campaign.launch import resolve_engine, resolve_scenarios
 from killpoint.harness.campaign.merge import merge_results
 from killpoint.harness.catalogue import installed
 from killpoint.harness.options import CampaignOptions, OptionError
@@ -100,7 +99,7 @@ class CampaignRunner:
         self.request, self.databases, self.workdir = request, databases, workdir
         self.marker_args, self.marker_kwargs = tuple(marker_args), marker_kwargs
         self.settings, self.record = settings, record
-        self.runs: list[tuple[CampaignConfig, CampaignResult, bool]] = []  # …, enforced
+        self.runs: list[tuple[list[Scenario], CampaignResult, bool]] = []  # (…, enforced)
         unknown = set(marker_kwargs) - MARKER_ARGS
         if unknown:
             pytest.fail(
@@ -136,7 +135,7 @@ class CampaignRunner:
         if unknown:
             raise TypeError(f"killpoint_campaign got unknown options {sorted(unknown)}")
         given = {**self.marker_kwargs, **options}
-        chosen = resolve_scenarios(scenarios or given.get("scenario") or self.marker_args)
+        chosen = launch.resolve_scenarios(scenarios or given.get("scenario") or self.marker_args)
         if not chosen:
             pytest.fail(
                 "killpoint_campaign needs a scenario: @pytest.mark.killpoint(scenario=...) or "
@@ -146,14 +145,15 @@ class CampaignRunner:
         n = len(self.runs) + 1
         url, _ = self.databases.allocate(f"campaign-{n}")  # this test's own database
         run_options = self.options(given).merged({"db": url})
-        engine = resolve_engine(given.get("engine", self.settings.campaign.engine))
-        config = run_options.config(chosen, self.workdir / f"campaign-{n}", engine)
+        engine = launch.resolve_engine(given.get("engine", self.settings.campaign.engine))
+        workdir = self.workdir / f"campaign-{n}"
         if self.settings.session.replay is not None:
+            config = CampaignConfig.of(run_options, chosen, workdir, engine)
             result = self._replay(config, self.settings.session.replay)
         else:
-            result = jobs.run_campaign(config, run_options.jobs)
+            result = launch.start(chosen, engine, run_options, workdir)
         enforced = bool(given.get("fail_on_violation", True))
-        self.runs.append((config, result, enforced))
+        self.runs.append((chosen, result, enforced))
         self.record(self.request.node.nodeid, result, enforced)
         return result
 
@@ -194,7 +194,7 @@ class CampaignRunner:
     def violations_message(self) -> str | None:
         """What failed, as a reader wants it: checker, evidence, and how to replay each run."""
         lines: list[str] = []
-        for config, result, enforce in self.runs:
+        for scenarios, result, enforce in self.runs:
             bad = result.violations
             if not enforce or not bad:
                 continue
@@ -204,7 +204,7 @@ class CampaignRunner:
                 f"(engine {result.engine}, tier {result.tier}, seed {result.seed})"
             )
             for run in bad[:SHOWN_VIOLATIONS]:
-                lines.extend(self._describe(run, config))
+                lines.extend(self._describe(run, scenarios))
             if len(bad) > SHOWN_VIOLATIONS:
                 lines.append(f"... and {len(bad) - SHOWN_VIOLATIONS} more (see the report)")
         return "\n".join(lines) or None
@@ -225,7 +225,7 @@ class CampaignRunner:
         except ValueError:
             return str(kept)
 
-    def _describe(self, run: RunResult, config: CampaignConfig) -> list[str]:
+    def _describe(self, run: RunResult, scenarios: Sequence[Scenario]) -> list[str]:
         """A violating run: its checkers and evidence, and the commands that replay it — this
         test with `--killpoint-replay`, always complete; `killpoint replay FILE` alone too when
         the file names its engine and its scenario is the installed catalogue's own."""
@@ -238,7 +238,7 @@ class CampaignRunner:
             kept = shlex.quote(self._keep(Path(run.schedule_file)))
             node = shlex.quote(self.request.node.nodeid)
             lines.append(f"    replay: pytest {node} --killpoint-replay={kept}")
-            scenario = next(s for s in config.scenarios if s.name == run.scenario)
+            scenario = next(s for s in scenarios if s.name == run.scenario)
             installed_one = installed().scenarios.get(run.scenario)
             if run.schedule.engine is not None and installed_one == scenario:
                 lines.append(f"    replay: killpoint replay {kept}")

@@ -1,5 +1,6 @@
-"""The one options model: its fields, what it accepts and refuses, the `CampaignConfig` it
-builds, and a module light enough for the pytest plugin to read when pytest loads."""
+"""The one options model: its fields, what it accepts and refuses, and a module light enough
+for the pytest plugin to read when pytest loads (the `CampaignConfig` it describes is built in
+the campaign room: tests/harness/campaign/test_config.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,9 @@ import dataclasses
 import json
 import subprocess
 import sys
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from killpoint.harness.campaign.execute import CampaignConfig
-from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.options import (
     OPTIONS,
     CampaignOptions,
@@ -72,81 +69,6 @@ def test_an_option_a_front_does_not_offer_is_refused_with_what_it_takes() -> Non
     assert caught.value.name == "jobs"
     assert "known: engine, tier, double, double_limit" in caught.value.message
     assert "jobs" not in caught.value.message.partition("known:")[2]
-
-
-def test_config_sets_every_field_of_the_campaign_config(tmp_path: Path) -> None:
-    """Every `CampaignConfig` field comes from an option or an argument of `config`, so an
-    option added to the campaign cannot be left out of the model unnoticed."""
-    changed = CampaignOptions().merged(
-        {s.name: sample(s) for s in declared(CampaignOptions) if s.name not in ("engine", "jobs")}
-    )
-
-    def on_run(result: Any) -> None: ...
-
-    def on_plan(total: int) -> None: ...
-
-    config = changed.config([], tmp_path, REFERENCE, on_run, on_plan)
-    from_options = {
-        "tier": changed.tier,
-        "store_url": changed.db,
-        "double": changed.double,
-        "double_limit": changed.double_limit,
-        "interleave": changed.interleave,
-        "network": changed.network,
-        "named": changed.named,
-        "deploys": changed.deploys,
-        "seed": changed.seed,
-        "explore": changed.explore,
-        "operators": changed.operators,
-        "shard": changed.shard,
-        "worker_timeout": changed.worker_timeout,
-        "lies": changed.lies,
-        "neighbours": changed.neighbours,
-        "canaries": changed.canaries,
-        "pauses": changed.pauses,
-        "real_pass": changed.real_pass,
-    }
-    from_arguments = {
-        "scenarios": [],
-        "workdir": tmp_path,
-        "engine": REFERENCE,
-        "on_run": on_run,
-        "on_plan": on_plan,
-    }
-    not_an_option = {"extra"}  # schedules a caller appends to the plan, not a user's option
-    assert {f.name for f in dataclasses.fields(CampaignConfig)} == (
-        from_options.keys() | from_arguments.keys() | not_an_option
-    )
-    for name, expected in (from_options | from_arguments).items():
-        assert getattr(config, name) == expected, name
-    defaults = CampaignConfig(scenarios=[], workdir=tmp_path, engine=REFERENCE)
-    for name in from_options:
-        assert getattr(config, name) != getattr(defaults, name), name
-
-
-def test_the_defaults_are_the_campaigns_own() -> None:
-    """One default per option, the main job's: `CampaignConfig`'s and every front's."""
-    config = CampaignOptions().config([], Path("x"), REFERENCE)
-    defaults = CampaignConfig(scenarios=[], workdir=Path("x"), engine=REFERENCE)
-    assert dataclasses.asdict(config) == dataclasses.asdict(defaults)
-
-
-def test_a_hunt_takes_the_shared_phases() -> None:
-    options = CampaignOptions(seed=3, double=False, double_limit=9, interleave=False)
-    assert options.hunt() == {
-        "seed": 3,
-        "double": False,
-        "double_limit": 9,
-        "interleave": False,
-        "network": True,
-        "explore": "60",
-        "lies": True,
-        "neighbours": True,
-        "operators": True,
-        "canaries": True,
-        "pauses": True,
-        "real_pass": True,
-    }
 
 
 def test_the_model_imports_only_the_standard_library() -> None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from killpoint.harness.campaign.execute import Campaign, CampaignConfig
-from killpoint.harness.campaign.hunt import hunt, hunt_outcome
+from killpoint.harness.campaign.hunt import hunt, hunt_config, hunt_outcome
 from killpoint.harness.checkers import check_all
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.options import CampaignOptions, declared
 from killpoint.harness.results import RunResult
 from killpoint.harness.run.runner import run_schedule
 from killpoint.harness.run.world import World
 from killpoint.harness.schedule import load_schedule
 from killpoint.scenarios import CATALOGUE
 from killpoint.scenarios.mutants import MUTANTS
+from tests.support.options import sample
 
 ORDER = [
     *("clean", "named", "generated", "single", "network", "real", "pair"),
@@ -27,9 +29,8 @@ def test_the_plan_runs_smallest_schedules_first(tmp_path: Path) -> None:
     first pass of generated schedules, the other paired workers and crashes, the rest of the
     generated schedules and then every operator control."""
     runs: list[RunResult] = []
-    outcome = hunt_outcome(
-        REFERENCE, [CATALOGUE["email"]], tmp_path, double_limit=10, on_run=runs.append
-    )
+    options = CampaignOptions(double_limit=10)
+    outcome = hunt_outcome(REFERENCE, [CATALOGUE["email"]], tmp_path, options, on_run=runs.append)
     assert not outcome.result.caught
     assert outcome.runs == len(runs)
     kinds = [r.kind for r in runs]
@@ -44,7 +45,7 @@ def test_the_plan_runs_smallest_schedules_first(tmp_path: Path) -> None:
 def test_phases_span_every_scenario_before_the_next_phase(tmp_path: Path) -> None:
     runs: list[RunResult] = []
     chosen = [CATALOGUE["email"], CATALOGUE["handoff_incompatible"]]
-    hunt_outcome(REFERENCE, chosen, tmp_path, double_limit=2, on_run=runs.append)
+    hunt_outcome(REFERENCE, chosen, tmp_path, CampaignOptions(double_limit=2), on_run=runs.append)
     assert [(r.kind, r.scenario) for r in runs[:2]] == [
         ("clean", "email"),
         ("clean", "handoff_incompatible"),
@@ -104,3 +105,24 @@ def test_hunt_returns_the_mutant_score(tmp_path: Path) -> None:
         "verified_completion",
         1,
     )
+
+
+def test_a_hunt_takes_the_phases_it_offers_and_keeps_the_campaigns_own_options_at_default(
+    tmp_path: Path,
+) -> None:
+    """`run --mutants --tier real --db URL --shard 2/3` hunts as `killpoint mutants` does: the
+    phases both offer (seed, doubles, exploration, …) carry over; the tier, store, slice, named
+    cases, deploys and worker timeout are the campaign's alone."""
+    given = CampaignOptions().merged(
+        {s.name: sample(s) for s in declared(CampaignOptions) if s.name not in ("engine", "jobs")}
+    )
+    config = hunt_config(REFERENCE, [], tmp_path, given)
+    phases = [*("seed", "double", "double_limit", "interleave", "network", "explore", "lies")]
+    phases += ["neighbours", "operators", "canaries", "pauses", "real_pass"]
+    assert {n: getattr(config, n) for n in phases} == {n: getattr(given, n) for n in phases}
+    campaigns = ("tier", "store_url", "shard", "named", "deploys", "worker_timeout")
+    defaults = CampaignConfig(scenarios=[], workdir=tmp_path, engine=REFERENCE)
+    assert {n: getattr(config, n) for n in campaigns} == {
+        n: getattr(defaults, n) for n in campaigns
+    }
+    assert (config.tier, config.shard) != (given.tier, given.shard)

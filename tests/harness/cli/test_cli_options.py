@@ -4,7 +4,8 @@ The walk reads the flags from the click commands themselves, gives each a value 
 default, and shows where it lands: a `CampaignConfig` field, the number of processes, or — for
 what only shapes the output — an explicit list below. A flag added tomorrow fails here until it
 is shown to reach the campaign or listed as output. The campaign itself is not run: the seams
-the commands call (`jobs.run_campaign`, `hunt.hunt_outcome`) record what they were given.
+the commands call (`jobs.run_campaign` under `launch.start`, `hunt.hunt_outcome`) record what they
+were given.
 """
 
 from __future__ import annotations
@@ -46,15 +47,23 @@ MUTANTS_OUTPUTS = {"mutant", "workdir", "as_json", "report", "quiet", "help"}
 class Hunted:
     spec: EngineSpec
     scenarios: list[Scenario]
-    phases: dict[str, Any]
+    options: CampaignOptions
     processes: int = 0
+
+    @property
+    def config(self) -> CampaignConfig:
+        return hunt.hunt_config(self.spec, self.scenarios, Path("hunt"), self.options)
 
 
 IN_HUNT: dict[str, Callable[[Hunted], object]] = {
     "scenarios": lambda h: tuple(s.name for s in h.scenarios),
     "engine": lambda h: h.spec.ref,
     "jobs": lambda h: h.processes,
-    **{name: (lambda h, name=name: h.phases[name]) for name in CampaignOptions().hunt()},  # type: ignore[misc]
+    # the phases, as the hunt's own config reads them
+    **{
+        name: (lambda h, name=name: getattr(h.config, name))  # type: ignore[misc]
+        for name in hunt.HUNTED - {"scenarios", "engine", "jobs"}
+    },
 }
 
 
@@ -96,9 +105,8 @@ def hunts(monkeypatch: pytest.MonkeyPatch) -> list[Hunted]:
     seen: list[Hunted] = []
 
     def hunt_outcome(spec: EngineSpec, scenarios: Sequence[Scenario], world_dir: Path,
-                     **phases: Any) -> HuntOutcome:  # fmt: skip
-        phases.pop("description")
-        seen.append(Hunted(spec, list(scenarios), phases))
+                     options: CampaignOptions, *, description: str) -> HuntOutcome:  # fmt: skip
+        seen.append(Hunted(spec, list(scenarios), options))
         return HuntOutcome(MutantResult(mutant=spec.name, caught=True), None, 1)
 
     def hunts_in_processes(
@@ -166,8 +174,8 @@ def test_mutants_on_run_hunts_every_mutant_with_the_campaigns_options(
     out = invoke(runner, "run", "--mutants", "--json", "-s", "email", "--seed", "4",
                  "--no-double", "--jobs", "2", "--workdir", str(tmp_path))  # fmt: skip
     assert {m["mutant"] for m in json.loads(out)["mutants"]} == set(installed().mutants)
-    assert {h.phases["seed"] for h in hunts} == {4} and {h.processes for h in hunts} == {2}
-    assert all(h.phases["double"] is False for h in hunts)
+    assert {h.options.seed for h in hunts} == {4} and {h.processes for h in hunts} == {2}
+    assert all(h.options.double is False for h in hunts)
 
 
 def test_every_flag_of_mutants_is_a_shared_option_or_an_output() -> None:

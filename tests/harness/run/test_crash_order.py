@@ -13,6 +13,7 @@ from killpoint.harness.campaign.hunt import hunt_outcome
 from killpoint.harness.campaign.plan import Risk, crash_risk, singles
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
+from killpoint.harness.options import CampaignOptions
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import RunResult
 from killpoint.harness.run.runner import run_schedule
@@ -142,10 +143,8 @@ def test_a_hunt_tries_the_lost_response_windows_of_every_scenario_first(
         REFERENCE,
         chosen,
         tmp_path,
+        CampaignOptions(double=False, interleave=False, network=False),
         on_run=runs.append,
-        double=False,
-        interleave=False,
-        network=False,
     )
     first = [(r.scenario, r.crashed_at) for r in runs if r.kind == "single"][:3]
     assert first == [
@@ -163,11 +162,9 @@ def test_a_mutant_that_repeats_a_delivered_call_is_caught_by_the_first_single_cr
         MUTANTS["fresh_idempotency_key_on_resume"],
         [CATALOGUE["order_saga"]],
         tmp_path,
+        # without the operators, whose retry of a named case's charge in doubt catches it earlier
+        CampaignOptions(double=False, interleave=False, network=False, operators=False),
         on_run=runs.append,
-        double=False,
-        interleave=False,
-        network=False,
-        operators=False,  # whose retry of a named case's charge in doubt catches it earlier
     )
     assert outcome.result.caught and outcome.run is not None
     assert [r.kind for r in runs].count("single") == 1

@@ -12,6 +12,7 @@ import pytest
 from killpoint.harness.campaign.execute import Campaign, CampaignConfig
 from killpoint.harness.campaign.hunt import hunt_outcome
 from killpoint.harness.engines.reference import REFERENCE
+from killpoint.harness.options import CampaignOptions
 from killpoint.harness.results import RunResult
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.scenarios import CATALOGUE
@@ -98,7 +99,9 @@ def test_the_reference_passes_the_combination(mutant: str, tmp_path: Path) -> No
 )
 def test_the_plan_alone_lets_the_mutant_through(mutant: str, tmp_path: Path) -> None:
     scenario = CATALOGUE[ALONE[mutant][0]]
-    planned = hunt_outcome(MUTANTS[mutant], [scenario], tmp_path / "plan", explore="0")
+    planned = hunt_outcome(
+        MUTANTS[mutant], [scenario], tmp_path / "plan", CampaignOptions(explore="0")
+    )
     assert not planned.result.caught, planned.result
     explored = hunt_outcome(MUTANTS[mutant], [scenario], tmp_path / "explored")
     assert explored.result.caught and explored.run is not None

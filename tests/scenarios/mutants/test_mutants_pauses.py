@@ -13,7 +13,7 @@ from killpoint.harness.campaign.execute import Campaign, CampaignConfig
 from killpoint.harness.campaign.hunt import hunt_outcome
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.history import History
-from killpoint.harness.options import EXPLORE
+from killpoint.harness.options import EXPLORE, CampaignOptions
 from killpoint.harness.results import RunResult
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Interleave
 from killpoint.scenarios import CATALOGUE
@@ -66,9 +66,13 @@ def test_the_whole_hunt_without_pauses_lets_it_escape(tmp_path: Path) -> None:
     `thorough`): nothing but a pause after `started` shows it."""
     chosen = [CATALOGUE["email_outbox"]]
     explore = EXPLORE if THOROUGH else "6"
-    escaped = hunt_outcome(MUTANTS[MUTANT], chosen, tmp_path / "off", pauses=False, explore=explore)
+    escaped = hunt_outcome(
+        MUTANTS[MUTANT], chosen, tmp_path / "off", CampaignOptions(pauses=False, explore=explore)
+    )
     assert not escaped.result.caught
-    caught = hunt_outcome(MUTANTS[MUTANT], chosen, tmp_path / "on", explore=explore)
+    caught = hunt_outcome(
+        MUTANTS[MUTANT], chosen, tmp_path / "on", CampaignOptions(explore=explore)
+    )
     assert caught.result.caught and caught.result.schedule is not None
     assert caught.result.schedule.run_id.startswith("pause-")
     assert caught.result.checker == "single_effect"

@@ -13,7 +13,7 @@ import pytest
 from killpoint.harness.campaign.execute import Campaign, CampaignConfig
 from killpoint.harness.campaign.hunt import hunt_outcome
 from killpoint.harness.engines.reference import REFERENCE
-from killpoint.harness.options import EXPLORE
+from killpoint.harness.options import EXPLORE, CampaignOptions
 from killpoint.harness.results import RunResult
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Tier
 from killpoint.scenarios import CATALOGUE
@@ -62,10 +62,12 @@ def test_the_whole_hunt_without_the_real_pass_lets_it_escape(mutant: str, tmp_pa
     chosen = [CATALOGUE["order_saga"]]
     explore = EXPLORE if THOROUGH else "6"
     escaped = hunt_outcome(
-        MUTANTS[mutant], chosen, tmp_path / "off", real_pass=False, explore=explore
+        MUTANTS[mutant], chosen, tmp_path / "off", CampaignOptions(real_pass=False, explore=explore)
     )
     assert not escaped.result.caught
-    caught = hunt_outcome(MUTANTS[mutant], chosen, tmp_path / "on", explore=explore)
+    caught = hunt_outcome(
+        MUTANTS[mutant], chosen, tmp_path / "on", CampaignOptions(explore=explore)
+    )
     assert caught.result.caught and caught.result.schedule is not None
     assert caught.result.schedule.tier == "real"
     assert caught.result.run is not None and caught.result.run.kind == "real"

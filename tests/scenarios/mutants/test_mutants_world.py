@@ -13,7 +13,7 @@ from killpoint.fake_services import FaultPlan, FaultRule
 from killpoint.harness.campaign.execute import Campaign, CampaignConfig
 from killpoint.harness.campaign.hunt import hunt_outcome
 from killpoint.harness.engines.reference import REFERENCE
-from killpoint.harness.options import EXPLORE
+from killpoint.harness.options import EXPLORE, CampaignOptions
 from killpoint.harness.results import RunResult
 from killpoint.harness.schedule import FaultSchedule, HitPoint, Neighbour
 from killpoint.scenarios import CATALOGUE
@@ -109,7 +109,10 @@ def test_the_whole_hunt_without_neighbours_lets_it_escape(mutant: str, tmp_path:
     chosen = [CATALOGUE["approval_refund"]]
     explore = EXPLORE if THOROUGH else "6"
     escaped = hunt_outcome(
-        MUTANTS[mutant], chosen, tmp_path / "off", neighbours=False, explore=explore
+        MUTANTS[mutant],
+        chosen,
+        tmp_path / "off",
+        CampaignOptions(neighbours=False, explore=explore),
     )
     assert not escaped.result.caught
     caught = hunt_outcome(MUTANTS[mutant], chosen, tmp_path / "on")
