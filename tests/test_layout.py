@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,20 @@ def test_the_harness_is_its_public_model_over_its_rooms() -> None:
     rooms = {p for p in _packages(harness) if p != "."}
     model = {p.stem for p in harness.glob("*.py") if p.stem != "__init__"}
     assert (rooms, model) == (ROOMS, MODEL)
+
+
+def test_the_import_contract_holds_the_whole_public_model() -> None:
+    """A module added at the top of the harness is under the contract that keeps the public
+    model out of the rooms, not beside it."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"] == "The harness's public model imports none of its rooms"
+    ]
+    listed = {m.removeprefix("killpoint.harness.") for m in contract["source_modules"]}
+    rooms = {m.removeprefix("killpoint.harness.") for m in contract["forbidden_modules"]}
+    assert (listed, rooms) == (MODEL, {r for r in ROOMS if "/" not in r})
 
 
 def _imports(path: Path) -> set[str]:
