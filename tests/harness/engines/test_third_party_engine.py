@@ -1,9 +1,11 @@
 """A third party ships `--engine theirframework` with one module and one entry point, from a
 package outside the repository.
 
-The package is written to a temporary folder and installed with pip (no index, no build
-isolation, no dependencies: nothing downloaded) into a fresh virtual environment that borrows
-this one's packages, killpoint among them; `killpoint run --engine theirframework` then runs
+The package is the one docs/frameworks.md shows ("Your framework as a plug-in"): its module's
+spec function builds, with the spec helper, an engine that wraps the reference engine through
+the public protocol. It is written to a temporary folder and installed with pip (no index, no
+build isolation, no dependencies: nothing downloaded) into a fresh virtual environment that
+borrows this one's packages, killpoint among them; `killpoint run --engine theirframework` then runs
 and judges a campaign from a project folder where the module is not importable but installed.
 """
 
@@ -16,6 +18,9 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from tests.support.blocks import read_blocks
+
+PAGE = Path(__file__).parents[3] / "docs" / "frameworks.md"
 PYPROJECT = """\
 [build-system]
 requires = ["setuptools>=69"]
@@ -25,45 +30,19 @@ build-backend = "setuptools.build_meta"
 name = "theirframework"
 version = "0.1.0"
 
-[project.entry-points."killpoint.engines"]
-theirframework = "theirframework:factory"
-
 [tool.setuptools]
 py-modules = ["theirframework"]
 """
-# their adapter, through killpoint's public protocol only: the reference engine, wrapped
-MODULE = '''\
-"""Their framework as a killpoint engine."""
-
-import killpoint
-
-_INNER = killpoint.load_engine("reference")
-
-
-class TheirEngine:
-    def __init__(self, env, scenario):
-        self.inner = _INNER.factory(env, scenario)
-
-    def start(self, scenario, workflow_id, input):
-        return self.inner.start(scenario, workflow_id, input)
-
-    def resume(self, workflow_id):
-        return self.inner.resume(workflow_id)
-
-    def grant(self, workflow_id, gate, actor, ttl_s):
-        return self.inner.grant(workflow_id, gate, actor, ttl_s)
-
-
-def factory(env, scenario):
-    return TheirEngine(env, scenario)
-
-
-factory.reader = _INNER.reader
-factory.reset = _INNER.reset
-'''
 SMALLEST = ["--no-double", "--no-network", "--no-interleave", "--no-named", "--no-deploys",
             "--no-operators", "--no-lies", "--no-neighbours", "--no-canaries", "--no-pauses",
             "--no-real-pass"]  # fmt: skip
+
+
+def _shown(name: str) -> str:
+    """A block of the frameworks page: the package is the one the page shows."""
+    # <!-- example: plugin-entry-point --> <!-- example: plugin-module -->
+    (block,) = [b for b in read_blocks(PAGE) if b.marker.get("example") == name]
+    return block.text
 
 
 def _venv(root: Path) -> Path:
@@ -85,8 +64,8 @@ def test_a_package_outside_the_repository_adds_an_engine_killpoint_run_finds(
 ) -> None:
     package = tmp_path / "theirpackage"
     package.mkdir()
-    (package / "pyproject.toml").write_text(PYPROJECT)
-    (package / "theirframework.py").write_text(MODULE)
+    (package / "pyproject.toml").write_text(PYPROJECT + "\n" + _shown("plugin-entry-point"))
+    (package / "theirframework.py").write_text(_shown("plugin-module"))
     python = _venv(tmp_path / "venv")
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps",
@@ -104,7 +83,7 @@ def test_a_package_outside_the_repository_adds_an_engine_killpoint_run_finds(
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
-    assert result["engine"] == "theirframework"
+    assert result["engine"] == "theirframework:keyed"
     assert result["runs"] > 0 and result["violations"] == []
     assert result["valid"] is not False
 
