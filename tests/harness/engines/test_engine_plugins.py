@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import killpoint
 from killpoint.contract.errors import KillpointError
 from killpoint.harness.cli import app
 from killpoint.harness.engines.reference import REFERENCE
@@ -70,9 +71,10 @@ def their_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
 
 @pytest.mark.usefixtures("their_package")
 def test_an_installed_factory_spec_or_spec_function_is_found_by_its_entry_point_name() -> None:
-    """Each is named (and so replayed) by the entry point's name."""
+    """Each is named (and so replayed) by the entry point's name, through the public door too."""
     theirs = load_engine("theirs")
     assert theirs.ref == "theirs" and theirs.reader is None
+    assert killpoint.load_engine("theirs") == theirs
     spec = load_engine("theirs-spec")
     assert spec.ref == "theirs-spec" and spec.reader is REFERENCE.reader
     assert load_engine("theirs-variants").ref == "theirs-variants:calm"

@@ -1,8 +1,9 @@
 """A team's own scenario, in no catalogue, is read back with its workflow by a framework adapter.
 
-The adapters' history readers are handed the run's scenario: a reader that looked workflows up in
-the installed catalogues read a team's own scenario without its workflow, so a run that ended in
-a terminal state of the workflow read back as still running (or as no checkpoints at all).
+The adapters' history readers are handed the run's scenario. Readers that looked workflows up
+in the installed catalogues read a team's own scenario without its workflow: Agent Framework's
+showed no checkpoint of it at all (progress and durable outcome false, the sequence unknown),
+LangGraph's read its checkpoints without the workflow's terminal states.
 """
 
 from __future__ import annotations
