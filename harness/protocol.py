@@ -184,8 +184,10 @@ class CheckpointRecord(BaseModel):
 class HistoryReader(Protocol):
     """Read access to an engine's own durable records, for the oracle.
 
-    It is built from the world's `StoreHandle` alone (`ReaderFactory`), in the campaign's
-    process, after the run's workers have ended; it needs nothing of the harness. Its records
+    It is built from the world's `StoreHandle` and the run's `Scenario` (`ReaderFactory`, as a
+    worker is from its `WorkerEnv` and the scenario), in the campaign's process, after the run's
+    workers have ended: the scenario's workflow is the run's own, a team's scenario as much as a
+    catalogue's, so a reader never looks a workflow up by name. Its records
     are neutral: times on the world clock the workers were given (`WorkerEnv.clock`, so store
     them where the engine writes), and checkpoints numbered 1, 2, … in the engine's own order
     of commits, whatever the engine numbers them (LangGraph's steps start at -1). Two records
@@ -324,7 +326,8 @@ FORKED = "a worker in a forked process"
 # (`WorkerEnv.clock`, a command's `KILLPOINT_CLOCK_URL`): a downtime or a clock jump does not
 # happen to it, so a case that needs one is not applicable and the time checks answer unknown.
 CLOCK = "the harness's clock"
-ReaderFactory = Callable[[StoreHandle], HistoryReader]
+# (the world's store, the run's scenario): the engine's reader of that run's records
+ReaderFactory = Callable[[StoreHandle, "Scenario"], HistoryReader]
 # Alter the latest durable state of a workflow the way the named kind says; the sequence of the
 # checkpoint it altered, or None if this engine cannot stage that kind.
 TamperHook = Callable[[StoreHandle, str, str], int | None]
@@ -365,5 +368,5 @@ class EngineSpec:
     # each worker is a process of its own (a command): every death is a SIGKILL in either tier
     own_process: bool = False
 
-    def history_reader(self, store: StoreHandle) -> HistoryReader:
-        return NoHistory() if self.reader is None else self.reader(store)
+    def history_reader(self, store: StoreHandle, scenario: Scenario) -> HistoryReader:
+        return NoHistory() if self.reader is None else self.reader(store, scenario)

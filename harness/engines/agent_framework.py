@@ -56,6 +56,7 @@ from killpoint.harness.engines.agent_framework_history import (
     in_new_loop,
     records_of,
 )
+from killpoint.harness.engines.spec import framework_spec
 from killpoint.harness.engines.units import Grants, Keying, State, Units
 from killpoint.harness.protocol import (
     EngineSpec,
@@ -226,8 +227,8 @@ class AgentFrameworkEngine:
         self.grants.grant(workflow_id, gate, actor, self.env.clock.now(), ttl_s)
 
 
-def reader(handle: StoreHandle) -> CheckpointReader:
-    return CheckpointReader(handle)
+def reader(handle: StoreHandle, scenario: Scenario) -> CheckpointReader:
+    return CheckpointReader(handle, scenario)
 
 
 def reset(handle: StoreHandle) -> None:
@@ -235,19 +236,15 @@ def reset(handle: StoreHandle) -> None:
     units.reset_folder(handle)
 
 
-def spec(variant: str) -> EngineSpec:
-    keying = units.keying_of(FRAMEWORK, variant)
-
-    def factory(env: WorkerEnv, scenario: Scenario) -> AgentFrameworkEngine:
-        return AgentFrameworkEngine(env, scenario, keying)
-
-    ref = f"{FRAMEWORK}:{variant}"
-    return EngineSpec(
-        name=ref,
-        factory=factory,
+def spec(variant: str = DEFAULT_VARIANT) -> EngineSpec:
+    """`--engine agent-framework[:VARIANT]` (the `killpoint.engines` entry point)."""
+    return framework_spec(
+        FRAMEWORK,
+        lambda env, scenario: AgentFrameworkEngine(env, scenario, units.Keying(variant)),
+        variant,
+        variants=VARIANTS,
         reader=reader,
         reset=reset,
-        ref=ref,
         description=f"Microsoft Agent Framework workflow, file checkpoints, {variant} units",
         lacks=units.LACKS,  # with lease and versions: any process may restore and run it
     )

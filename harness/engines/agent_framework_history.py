@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 from agent_framework import FileCheckpointStorage, WorkflowCheckpoint
 
 from killpoint.contract.workflow import Workflow
-from killpoint.harness.catalogue import installed
 from killpoint.harness.engines import units
 from killpoint.harness.engines.units import State
 from killpoint.harness.engines.units_reader import UnitsReader
@@ -109,11 +108,4 @@ class CheckpointReader(UnitsReader):
             return []
         storage = FileCheckpointStorage(folder)
         listed = in_new_loop(lambda: checkpoints_of(storage, workflow_id))
-        named = {c.state["workflow"] for c in listed if c.state is not None}
-        workflow = _workflows().get(named.pop()) if len(named) == 1 else None
-        return [] if workflow is None else records_of(workflow, listed)
-
-
-def _workflows() -> dict[str, Workflow]:
-    """The installed catalogues' workflows by name: the reader has only the store to go on."""
-    return {s.workflow.name: s.workflow for s in installed().scenarios.values()}
+        return records_of(self.workflow, listed)

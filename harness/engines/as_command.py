@@ -70,11 +70,11 @@ def main(argv: list[str]) -> int:
             tenant=env["KILLPOINT_TENANT"],
             label="",
         )
+        scenario = installed().scenario(env["KILLPOINT_SCENARIO"])
         if env.get("KILLPOINT_ACTION") == "history":
-            records = Recorded(spec.history_reader(store), workflow_id)
+            records = Recorded(spec.history_reader(store, scenario), workflow_id)
             _print_history(records, workflow_id)
             return 0
-        scenario = installed().scenario(env["KILLPOINT_SCENARIO"])
     except KeyError as exc:
         print(
             f"as_command: {exc.args[0]} is not set: run me as a killpoint engine", file=sys.stderr

@@ -34,6 +34,7 @@ from pydantic import JsonValue
 from killpoint.contract.errors import KillpointError
 from killpoint.contract.records import Outcome, RunStatus
 from killpoint.fake_services.faults import SERVICES
+from killpoint.harness.engines.spec import framework_spec
 from killpoint.harness.protocol import CLOCK, EngineSpec, WorkerEnv
 from killpoint.harness.run.gateway import WorkerDoor, gateway
 from killpoint.harness.run.killswitch import die_with, latched, released
@@ -78,18 +79,18 @@ class Command:
         missing = set(lacks) | {"queue"} | ({CLOCK} if self.clock == "wall" else set())
         if self.history is None:
             missing.add("ledger")
-        return EngineSpec(
-            name=self.name,
-            factory=lambda env, scenario: CommandWorker(self, env, scenario),
+        return framework_spec(
+            ref,
+            lambda env, scenario: CommandWorker(self, env, scenario),
             reader=(
                 None
                 if self.history is None
                 else history_reader(self, ledger="ledger" not in missing)
             ),
-            ref=ref,
+            name=self.name,
             description=description,
-            lacks=frozenset(missing),
-            scenarios=tuple(scenarios),
+            lacks=missing,
+            scenarios=scenarios,
             own_process=True,
         )
 

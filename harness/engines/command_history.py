@@ -1,8 +1,8 @@
 """A command engine's history: its `history` command's JSON lines, read as the oracle's records.
 
 The command runs after a run's workers have ended, with the worker's variables
-(`KILLPOINT_WORKFLOW_ID`, `KILLPOINT_WORKDIR`, `KILLPOINT_DATABASE_URL` …, and
-`KILLPOINT_ACTION=history`), and prints one JSON object per line, each naming its `record`:
+(`KILLPOINT_WORKFLOW_ID`, `KILLPOINT_SCENARIO`, `KILLPOINT_WORKDIR`, `KILLPOINT_DATABASE_URL`
+…, and `KILLPOINT_ACTION=history`), and prints one JSON object per line, each naming its `record`:
 
     {"record": "checkpoint", "sequence": 1, "state": "charged", "status": "running", …}
     {"record": "effect", "operation_id": "…", "step": "charge", "status": "committed", …}
@@ -28,6 +28,7 @@ from killpoint.contract.errors import KillpointError
 from killpoint.contract.records import ApprovalRecord, EffectRecord
 from killpoint.harness.engines.command import Command
 from killpoint.harness.protocol import CheckpointRecord, ReaderFactory, StoreHandle
+from killpoint.harness.scenario import Scenario
 
 _KINDS: dict[str, type[BaseModel]] = {
     "checkpoint": CheckpointRecord,
@@ -43,9 +44,12 @@ class Malformed(Exception):
 class CommandHistory:
     """The records the history command prints, read once per workflow."""
 
-    def __init__(self, command: Command, store: StoreHandle, *, ledger: bool) -> None:
+    def __init__(
+        self, command: Command, store: StoreHandle, scenario: Scenario, *, ledger: bool
+    ) -> None:
         self.command = command
         self.store = store
+        self.scenario = scenario
         self.ledger = ledger  # it prints the effect ledger it keeps (no ledger: checks unknown)
         self._read: dict[str, Records] = {}
 
@@ -79,6 +83,7 @@ class CommandHistory:
         env = {
             "KILLPOINT_ACTION": "history",
             "KILLPOINT_WORKFLOW_ID": workflow_id,
+            "KILLPOINT_SCENARIO": self.scenario.name,
             "KILLPOINT_TENANT": self.store.tenant,
             "KILLPOINT_WORKDIR": str(workdir),
             "KILLPOINT_DATABASE_URL": self.store.url,
@@ -159,4 +164,7 @@ def _problem(exc: Exception) -> str:
 
 
 def history_reader(command: Command, *, ledger: bool) -> ReaderFactory:
-    return lambda store: CommandHistory(command, store, ledger=ledger)
+    def reader(store: StoreHandle, scenario: Scenario) -> CommandHistory:
+        return CommandHistory(command, store, scenario, ledger=ledger)
+
+    return reader

@@ -46,6 +46,7 @@ from killpoint.harness.engines.dbos_store import (
     system_database,
 )
 from killpoint.harness.engines.dbos_store import reset as reset_store
+from killpoint.harness.engines.spec import framework_spec
 from killpoint.harness.protocol import (
     ANY_WORKFLOW,
     SHARED_PROCESS,
@@ -281,19 +282,15 @@ def reset(handle: StoreHandle) -> None:
     reset_store(handle)
 
 
-def spec(variant: str) -> EngineSpec:
-    keying = units.keying_of("dbos", variant)
-
-    def factory(env: WorkerEnv, scenario: Scenario) -> DbosEngine:
-        return DbosEngine(env, scenario, keying)
-
-    ref = f"dbos:{variant}"
-    return EngineSpec(
-        name=ref,
-        factory=factory,
+def spec(variant: str = DEFAULT_VARIANT) -> EngineSpec:
+    """`--engine dbos[:VARIANT]` (the `killpoint.engines` entry point)."""
+    return framework_spec(
+        "dbos",
+        lambda env, scenario: DbosEngine(env, scenario, units.Keying(variant)),
+        variant,
+        variants=VARIANTS,
         reader=read_history,
         reset=reset,
-        ref=ref,
         # one DBOS instance per process, which recovers every pending workflow as it launches
         lacks=units.LACKS | {SHARED_PROCESS, ANY_WORKFLOW},
         description=f"DBOS {variant}: one workflow, a step per workflow step",

@@ -27,11 +27,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
-from killpoint.contract.workflow import Workflow
 from killpoint.harness.engines import units
 from killpoint.harness.engines.units_reader import UnitsReader
 from killpoint.harness.protocol import CheckpointRecord, StoreHandle
 from killpoint.harness.run.databases import is_postgres, parse, schema_of
+from killpoint.harness.scenario import Scenario
 
 URL_ENV = "KILLPOINT_DBOS_URL"
 DEFAULT_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -152,9 +152,8 @@ class DbosReader(UnitsReader):
     """A run's checkpoints as DBOS recorded them: one per step output row, numbered 1..n in
     (segment, function id) order; the size is the stored output's bytes."""
 
-    def __init__(self, handle: StoreHandle, workflow: Workflow | None = None) -> None:
-        super().__init__(handle)
-        self.workflow = workflow
+    def __init__(self, handle: StoreHandle, scenario: Scenario) -> None:
+        super().__init__(handle, scenario)
         self.database = system_database(handle)
 
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
@@ -167,8 +166,8 @@ class DbosReader(UnitsReader):
         return records
 
 
-def read_history(handle: StoreHandle) -> DbosReader:
-    return DbosReader(handle)
+def read_history(handle: StoreHandle, scenario: Scenario) -> DbosReader:
+    return DbosReader(handle, scenario)
 
 
 def reset(handle: StoreHandle) -> None:

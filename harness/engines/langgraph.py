@@ -50,6 +50,7 @@ from killpoint.contract.records import (
 )
 from killpoint.contract.workflow import Workflow
 from killpoint.harness.engines import units
+from killpoint.harness.engines.spec import framework_spec
 from killpoint.harness.protocol import (
     EngineSpec,
     HistoryReader,
@@ -278,26 +279,22 @@ def reset(handle: StoreHandle) -> None:
     units.reset_folder(handle)
 
 
-def read_history(handle: StoreHandle) -> HistoryReader:
+def read_history(handle: StoreHandle, scenario: Scenario) -> HistoryReader:
     from killpoint.harness.engines.langgraph_reader import LangGraphReader
 
-    return LangGraphReader(handle)
+    return LangGraphReader(handle, scenario)
 
 
-def spec(variant: str) -> EngineSpec:
-    keying = units.keying_of("langgraph", variant)
-
-    def factory(env: WorkerEnv, scenario: Scenario) -> LangGraphEngine:
-        return LangGraphEngine(env, scenario, keying)
-
-    ref = f"langgraph:{variant}"
-    return EngineSpec(
-        name=ref,
-        factory=factory,
+def spec(variant: str = DEFAULT_VARIANT) -> EngineSpec:
+    """`--engine langgraph[:VARIANT]` (the `killpoint.engines` entry point)."""
+    return framework_spec(
+        "langgraph",
+        lambda env, scenario: LangGraphEngine(env, scenario, units.Keying(variant)),
+        variant,
+        variants=VARIANTS,
         reader=read_history,
         prepare=prepare,
         reset=reset,
-        ref=ref,
         description=f"LangGraph {variant}: a node per step on SqliteSaver/PostgresSaver",
         lacks=LACKS,
     )

@@ -12,16 +12,10 @@ from __future__ import annotations
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.graph import START
 
-from killpoint.contract.workflow import Workflow
-from killpoint.harness.catalogue import installed
 from killpoint.harness.engines import units
 from killpoint.harness.engines.langgraph import CHANNEL, open_saver, thread
 from killpoint.harness.engines.units_reader import UnitsReader
-from killpoint.harness.protocol import CheckpointRecord, StoreHandle
-
-
-def _workflows() -> dict[str, Workflow]:
-    return {s.workflow.name: s.workflow for s in installed().scenarios.values()}
+from killpoint.harness.protocol import CheckpointRecord
 
 
 def _doc_of(found: CheckpointTuple) -> units.State | None:
@@ -36,10 +30,6 @@ class LangGraphReader(UnitsReader):
     """LangGraph's own checkpoints of a thread, oldest first, numbered by LangGraph's step
     (-1, 0, 1, … as 1, 2, 3, …): two checkpoints of one step — a fork — keep one number."""
 
-    def __init__(self, handle: StoreHandle) -> None:
-        super().__init__(handle)
-        self.workflows = _workflows()
-
     def checkpoints(self, workflow_id: str) -> list[CheckpointRecord]:
         with open_saver(self.handle) as saver:
             found = list(saver.list(thread(workflow_id)))
@@ -51,19 +41,5 @@ class LangGraphReader(UnitsReader):
             if doc is None:
                 continue
             sequence = int(t.metadata["step"]) + 2
-            records.append(self._record(doc, sequence, size))
+            records.append(units.checkpoint_record(self.workflow, sequence, doc, size))
         return records
-
-    def _record(self, doc: units.State, sequence: int, size: int) -> CheckpointRecord:
-        workflow = self.workflows.get(doc["workflow"])
-        if workflow is not None:
-            return units.checkpoint_record(workflow, sequence, doc, size)
-        return CheckpointRecord(
-            sequence=sequence,
-            state=doc["state"],
-            status=doc["status"],
-            reason=doc["reason"],
-            outputs=doc["outputs"],
-            created_at=float(doc["at"]),
-            size=size,
-        )

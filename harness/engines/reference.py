@@ -22,10 +22,10 @@ from pydantic import JsonValue
 
 from killpoint.contract.artifacts import FolderArtifacts
 from killpoint.contract.records import ApprovalRecord, EffectRecord, Outcome
+from killpoint.harness.engines.spec import framework_spec
 from killpoint.harness.protocol import (
     AuditedControl,
     CheckpointRecord,
-    EngineSpec,
     QueuedRun,
     StoreHandle,
     WorkerEnv,
@@ -245,7 +245,8 @@ def reference_factory(env: WorkerEnv, scenario: Scenario) -> ReferenceEngine:
     return ReferenceEngine(env, scenario)
 
 
-def read_history(handle: StoreHandle) -> StoreReader:
+def read_history(handle: StoreHandle, scenario: Scenario) -> StoreReader:
+    """The store's records of the run (its rows carry their workflow: the scenario is unread)."""
     return StoreReader(open_store(handle), handle.tenant)
 
 
@@ -282,13 +283,12 @@ def keep(handle: StoreHandle, workflow_id: str, folder: Path) -> None:
     keep_workflow(open_store(handle), target, workflow_id)
 
 
-REFERENCE = EngineSpec(
-    name="reference",
-    factory=reference_factory,
+REFERENCE = framework_spec(
+    "reference",
+    reference_factory,
     reader=read_history,
     tamper=tamper,
     prepare=prepare,
     reset=reset,
     keep=keep,
-    ref="reference",
 )

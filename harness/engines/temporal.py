@@ -47,6 +47,7 @@ from killpoint.contract.records import Outcome, RunStatus
 from killpoint.contract.workflow import Workflow
 from killpoint.harness.catalogue import installed
 from killpoint.harness.engines import units
+from killpoint.harness.engines.spec import framework_spec
 from killpoint.harness.engines.temporal_server import (
     DevServer,
     Read,
@@ -318,7 +319,7 @@ class TemporalReader(UnitsReader):
 
         found = call(fetch)
         return [
-            units.checkpoint_record(definition(s.state["workflow"]), n, s.state, s.size)
+            units.checkpoint_record(self.workflow, n, s.state, s.size)
             for n, s in enumerate(found.saved, 1)
         ]
 
@@ -339,24 +340,20 @@ def reset(handle: StoreHandle) -> None:
     units.reset_folder(handle)
 
 
-def read_history(handle: StoreHandle) -> TemporalReader:
-    return TemporalReader(handle)
+def read_history(handle: StoreHandle, scenario: Scenario) -> TemporalReader:
+    return TemporalReader(handle, scenario)
 
 
-def spec(variant: str) -> EngineSpec:
-    keying = units.keying_of("temporal", variant)
-
-    def factory(env: WorkerEnv, scenario: Scenario) -> TemporalEngine:
-        return TemporalEngine(env, scenario, keying)
-
-    ref = f"temporal:{variant}"
-    return EngineSpec(
-        name=ref,
-        factory=factory,
+def spec(variant: str = DEFAULT_VARIANT) -> EngineSpec:
+    """`--engine temporal[:VARIANT]` (the `killpoint.engines` entry point)."""
+    return framework_spec(
+        "temporal",
+        lambda env, scenario: TemporalEngine(env, scenario, units.Keying(variant)),
+        variant,
+        variants=VARIANTS,
         reader=read_history,
         prepare=prepare,
         reset=reset,
-        ref=ref,
         description=f"Temporal {variant}: an activity per step, the event history as checkpoint",
         # a worker takes any task of the run's queue; its Rust core does not survive a fork
         lacks=LACKS | {ANY_WORKFLOW, FORKED},

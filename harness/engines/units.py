@@ -50,7 +50,6 @@ from killpoint.contract.context import StepContext
 from killpoint.contract.errors import (
     CannotTell,
     EffectRejected,
-    KillpointError,
     OutcomeUnknown,
 )
 from killpoint.contract.records import (
@@ -82,15 +81,6 @@ class Keying(StrEnum):
 
 
 VARIANTS = tuple(k.value for k in Keying)
-
-
-def keying_of(framework: str, variant: str) -> Keying:
-    """The variant `--engine FRAMEWORK:VARIANT` names; a user error naming the others."""
-    if variant not in VARIANTS:
-        raise KillpointError(
-            f"{framework} has no variant {variant!r}: choose one of {', '.join(VARIANTS)}"
-        )
-    return Keying(variant)
 
 
 def initial_state(workflow: Workflow, input: Mapping[str, JsonValue], now: float) -> State:
@@ -141,16 +131,15 @@ def outcome_of(workflow: Workflow, workflow_id: str, state: State, sequence: int
 
 
 def checkpoint_record(
-    workflow: Workflow | None, sequence: int, state: State, size: int | None = None
+    workflow: Workflow, sequence: int, state: State, size: int | None = None
 ) -> CheckpointRecord:
     """A framework's checkpoint of the units' state, as the oracle reads it: numbered by the
-    reader in the framework's own order, timed on the world clock the unit read. The state
-    carries its own status once terminal, so a reader may pass no workflow."""
-    status = state["status"] if workflow is None else status_of(workflow, state).value
+    reader in the framework's own order, timed on the world clock the unit read, its status the
+    run's workflow's (a terminal state it reached is its end, whatever the units wrote)."""
     return CheckpointRecord(
         sequence=sequence,
         state=state["state"],
-        status=status,
+        status=status_of(workflow, state).value,
         reason=state["reason"],
         outputs=state["outputs"],
         created_at=float(state["at"]),

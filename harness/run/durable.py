@@ -121,8 +121,10 @@ def read_records(run: Run) -> tuple[HistoryReader, bool]:
     none when its reader fails (kept as the engine's failure)."""
     reader, store = run.engine.history_reader, run.world.store
     run.world.check_store()
-    try:
-        read = reconnecting(store.url, lambda: Recorded(reader(store), run.workflow_id))
+    try:  # handed the run's scenario: a team's own workflow is read back as a catalogue's
+        read = reconnecting(
+            store.url, lambda: Recorded(reader(store, run.scenario), run.workflow_id)
+        )
     except Exception as exc:
         run.failed("history reader", exc)
         return NoHistory(), False

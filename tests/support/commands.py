@@ -27,7 +27,7 @@ from killpoint.contract.errors import KillpointError
 from killpoint.harness.catalogue import installed
 from killpoint.harness.cli import app
 from killpoint.harness.engines.engine_file import file_engine
-from killpoint.harness.engines.registry import FRAMEWORKS
+from killpoint.harness.engines.registry import installed_engines
 from killpoint.harness.engines.units import VARIANTS
 from killpoint.harness.options import OPTIONS, CampaignOptions, OptionError
 from tests.support.blocks import ROOT
@@ -167,7 +167,7 @@ def _engine(ref: object) -> list[str]:
             return [str(exc)]
         return []
     framework, _, variant = ref.partition(":")
-    if framework in FRAMEWORKS:
+    if framework in installed_engines():
         return [] if variant in ("", *VARIANTS) else [f"{framework} has no variant {variant!r}"]
     return [] if variant else [f"--engine {ref!r} is neither a known engine nor module:factory"]
 

@@ -50,7 +50,7 @@ class Exiting(Unreadable):
         sys.exit(3)
 
 
-def failing_reader(handle: StoreHandle) -> Any:
+def failing_reader(handle: StoreHandle, scenario: Scenario) -> Any:
     raise KeyError("checkpoints")
 
 

@@ -73,7 +73,10 @@ def test_a_history_command_feeds_the_run_and_a_bad_line_stops_the_read(tmp_path:
             assert history.ledger and "ledger" not in spec.lacks
             os.environ["TINY_HISTORY_TAIL"] = "{oops"
             with pytest.raises(KillpointError, match="line 2: not JSON"):
-                Recorded(spec.history_reader(world.store), history.workflow_id)
+                Recorded(
+                    spec.history_reader(world.store, installed().scenario("email")),
+                    history.workflow_id,
+                )
     finally:
         os.environ.pop("TINY_MODE", None)
         os.environ.pop("TINY_HISTORY_TAIL", None)

@@ -149,7 +149,7 @@ def test_the_reader_shows_langgraph_s_checkpoints_numbered_in_workflow_order(
     assert list(dict.fromkeys(states)) == expected
     assert records[-1].status == "completed"
     assert all(a.created_at <= b.created_at for a, b in itertools.pairwise(records))
-    reader = engine.history_reader(world.store)
+    reader = engine.history_reader(world.store, scenario)
     assert getattr(reader, "ledger", True) is False
     assert reader.effects(history.workflow_id) == []
 
