@@ -225,8 +225,9 @@ class CampaignOptions(_Declared):
         "Scenario to run (repeatable; default every installed one).", names, "run", "mutants",
         metavar="NAME", flag="--scenario", short="-s"))
     engine: str | None = field(default=None, metadata=option(
-        "The engine under test: reference, mutant:NAME, a framework (langgraph, "
-        "agent-framework, dbos, temporal; :naive or :keyed), module:factory, 'cmd:COMMAND' or "
+        "The engine under test: reference, mutant:NAME, an installed engine by its name "
+        "(killpoint.engines entry points: langgraph, agent-framework, dbos, temporal, each "
+        ":naive or :keyed, or a team's own), module:factory, 'cmd:COMMAND' or "
         "an engine file (FILE.toml) for an engine in any language (default: the reference "
         "engine; for `mutants`: each mutant of the catalogue).", text, *SHARED,
         metavar="ENGINE"))
