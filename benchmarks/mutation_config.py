@@ -1,0 +1,65 @@
+"""What `benchmarks/mutation.py` mutates, against which tests, and the survivors shown equivalent.
+
+The operators are cosmic-ray's, a chosen few: each comparison flipped to its negation and moved
+across its boundary, `+`/`-` and `*`/`/` swapped, `|`/`&` swapped (set union and intersection,
+the oracle's daily bread), `True`/`False`, `and`/`or`, a `not` added or removed, numbers moved by
+one, a loop made to run zero times, `break`/`continue` swapped, an `except` that catches nothing.
+The other forty comparison and binary replacements mostly repeat these (`<` → `is`) and would
+quadruple the run.
+"""
+
+from __future__ import annotations
+
+_COMPARISONS = (
+    "Eq_NotEq",
+    "NotEq_Eq",
+    "Lt_GtE",
+    "LtE_Gt",
+    "Gt_LtE",
+    "GtE_Lt",
+    "Lt_LtE",
+    "LtE_Lt",
+    "Gt_GtE",
+    "GtE_Gt",
+    "Is_IsNot",
+    "IsNot_Is",
+)
+_BINARY = ("Add_Sub", "Sub_Add", "Mul_Div", "Div_Mul", "BitOr_BitAnd", "BitAnd_BitOr")
+
+OPERATORS: tuple[str, ...] = (
+    *(f"core/ReplaceComparisonOperator_{pair}" for pair in _COMPARISONS),
+    *(f"core/ReplaceBinaryOperator_{pair}" for pair in _BINARY),
+    "core/ReplaceUnaryOperator_Delete_Not",
+    "core/ReplaceUnaryOperator_USub_UAdd",
+    "core/AddNot",
+    "core/ReplaceTrueWithFalse",
+    "core/ReplaceFalseWithTrue",
+    "core/ReplaceAndWithOr",
+    "core/ReplaceOrWithAnd",
+    "core/ReplaceBreakWithContinue",
+    "core/ReplaceContinueWithBreak",
+    "core/NumberReplacer",
+    "core/ZeroIterationForLoop",
+    "core/ExceptionReplacer",
+)
+
+# A module's mutants run against its mirrored tests (tests/<folder>/test_<module>.py) unless
+# named here: the modules every checker shares run against the oracle's whole folder.
+_ORACLE = ("tests/harness/checkers",)
+SUITES: dict[str, tuple[str, ...]] = {
+    "harness/checkers/__init__.py": _ORACLE,
+    "harness/checkers/_common.py": _ORACLE,
+    "harness/checkers/expectation.py": _ORACLE,
+    "harness/checkers/measures.py": _ORACLE,
+    "harness/checkers/ground_truth.py": _ORACLE,
+    "harness/checkers/deploy.py": (*_ORACLE, "tests/harness/campaign/test_deploys.py"),
+    "harness/checkers/deploy_outcome.py": (*_ORACLE, "tests/harness/campaign/test_deploys.py"),
+    "reference/fence.py": (
+        "tests/reference/test_store.py",
+        "tests/reference/test_controls_fencing.py",
+    ),
+}
+
+# Survivors no test can kill, because the mutant behaves as the original does: keyed by
+# (module, the original line stripped, operator), with the reason.
+EQUIVALENT: dict[tuple[str, str, str], str] = {}
