@@ -54,6 +54,15 @@ SUITES: dict[str, tuple[str, ...]] = {
     "harness/checkers/ground_truth.py": _ORACLE,
     "harness/checkers/deploy.py": (*_ORACLE, "tests/harness/campaign/test_deploys.py"),
     "harness/checkers/deploy_outcome.py": (*_ORACLE, "tests/harness/campaign/test_deploys.py"),
+    # The ledger's own file holds its pure functions; the executor runs inside the dispatcher.
+    # It writes through the store alone, so SQLite is enough (a suite is pytest's arguments).
+    "reference/ledger.py": (
+        "-m",
+        "not postgres",
+        "tests/reference/test_ledger.py",
+        "tests/reference/test_dispatcher.py",
+        "tests/reference/test_budget.py",
+    ),
     "reference/fence.py": (
         "tests/reference/test_store.py",
         "tests/reference/test_controls_fencing.py",
