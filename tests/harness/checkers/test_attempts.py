@@ -208,3 +208,11 @@ def test_of_several_rows_no_delivery_relates_to_the_first_is_the_doubt_reported(
     verdict = check_attempts(completed_run(effects=rows), WORKFLOW)
     assert verdict.valid == "unknown"
     assert "first/charge" in verdict.summary
+
+
+def test_an_attempt_spent_and_not_sent_under_a_network_fault_is_not_proved_unsent() -> None:
+    """A fault between spending an attempt and sending it (a request the network lost) may
+    explain the gap: only an undisturbed run proves an attempt went nowhere."""
+    lossy = schedule(network=FaultPlan.of(_rule(FaultMode.LOST_REQUEST)))
+    history = completed_run(schedule=lossy, effects=[ledger_row(2)])
+    assert check_attempts(history, WORKFLOW).valid is True

@@ -139,3 +139,8 @@ def test_token_zero_kept_across_a_takeover_is_named_in_the_verdict() -> None:
     verdict = check_fencing(_taken_over(0, 0, 0, 0), WORKFLOW)
     assert verdict.valid is False
     assert verdict.summary.startswith("token 0 was written under by two workers")
+
+
+def test_a_token_that_falls_below_zero_after_token_zero_is_superseded() -> None:
+    """The protocol bounds no token: an engine's counter that wraps below zero is a fall too."""
+    assert check_fencing(_taken_over(0, -1, 1, 2), WORKFLOW).valid is False
