@@ -108,7 +108,11 @@ def quiet_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
 def _is_a_marker(node: Any) -> bool:
     """A `*` that is not multiplication: a parameter list's keyword-only marker, `*args`."""
     parent = getattr(getattr(node, "parent", None), "type", None)
-    return getattr(node, "value", None) in ("*", "**") and parent in ("param", "parameters", "argument")
+    return getattr(node, "value", None) in ("*", "**") and parent in (
+        "param",
+        "parameters",
+        "argument",
+    )
 
 
 def mutants_of(path: str) -> Iterator[Mutant]:

@@ -216,3 +216,24 @@ def test_an_attempt_spent_and_not_sent_under_a_network_fault_is_not_proved_unsen
     lossy = schedule(network=FaultPlan.of(_rule(FaultMode.LOST_REQUEST)))
     history = completed_run(schedule=lossy, effects=[ledger_row(2)])
     assert check_attempts(history, WORKFLOW).valid is True
+
+
+def test_under_rules_a_retry_could_look_like_one_delivery_per_attempt_is_still_true() -> None:
+    """The doubt is for deliveries past the ledger's attempts; as many as it spent are fine."""
+    rules = FaultPlan.of(_rule(FaultMode.DUPLICATE_DELIVERY), _rule(FaultMode.ERROR_BEFORE_COMMIT))
+    history = completed_run(schedule=schedule(network=rules), effects=[ledger_row(1)])
+    assert check_attempts(history, WORKFLOW).valid is True
+
+
+def test_a_rule_on_another_operation_of_the_service_does_not_hide_the_network_s_copies() -> None:
+    refund = FaultRule(
+        service="payments", operation="refund", occurrence=1, mode=FaultMode.ERROR_BEFORE_COMMIT
+    )
+    rules = FaultPlan.of(_rule(FaultMode.DUPLICATE_DELIVERY), refund)
+    copy = request(2, time=1.0, outcome="replayed")
+    history = completed_run(
+        schedule=schedule(network=rules),
+        requests=[request(1), copy, read(3)],
+        effects=[ledger_row(1)],
+    )
+    assert check_attempts(history, WORKFLOW).valid is True
