@@ -78,15 +78,3 @@ def verify_seal(body: bytes, tenant: str, tag: str, key: bytes) -> None:
     # compare_digest takes ASCII text only: an edited tag column may hold any
     if not (tag.isascii() and hmac.compare_digest(seal(body, tenant, key), tag)):
         raise IntegrityError("checkpoint integrity tag does not match its bytes")
-
-
-def parse_sealed(body: bytes) -> dict[str, Any]:
-    try:
-        doc = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IntegrityError(f"sealed checkpoint is not JSON: {exc}") from exc
-    except RecursionError:  # nested deeper than the parser follows: no writer of ours did that
-        raise IntegrityError("sealed checkpoint is nested too deep to read") from None
-    if not isinstance(doc, dict):
-        raise IntegrityError("sealed checkpoint is not a JSON object")
-    return doc

@@ -13,12 +13,24 @@ from killpoint.contract.clock import FakeClock
 from killpoint.contract.records import RunStatus
 from killpoint.harness.engines.reference import StoreReader
 from killpoint.harness.run.killswitch import Killed
-from killpoint.reference.checkpoint import StoredCheckpoint, open_checkpoint, seal_checkpoint
+from killpoint.reference.checkpoint import (
+    StoredCheckpoint,
+    open_checkpoint,
+    parse_sealed,
+    seal_checkpoint,
+)
 from killpoint.reference.dispatcher import Engine
-from killpoint.reference.errors import IntegrityError, SecretMissingError, WrongTenantError
+from killpoint.reference.errors import (
+    IntegrityError,
+    SecretMissingError,
+    WeakKeyError,
+    WrongTenantError,
+)
 from killpoint.reference.integrity import (
+    MIN_KEY_BYTES,
     SecretRef,
     canonical_json,
+    check_key,
     input_hash,
     seal,
     sha256_hex,
@@ -240,3 +252,45 @@ def test_a_checkpoints_stored_size_counts_the_output_rows_it_committed(
     assert views[1].size == len(rows[1].body) + len(rows[1].tag)  # the start: no output
     output = len(plan.step) + len(plan.value) + len(plan.sha256)
     assert views[2].size == len(rows[2].body) + len(rows[2].tag) + output
+
+
+def test_a_key_as_long_as_the_tag_is_strong_enough_and_one_byte_less_is_not() -> None:
+    """HMAC-SHA256's output is 32 bytes: the bound is exactly that, neither side of it."""
+    assert MIN_KEY_BYTES == 32
+    check_key(b"k" * 32)
+    with pytest.raises(WeakKeyError, match="holds a 31-byte key"):
+        check_key(b"k" * 31)
+
+
+def test_a_weak_key_is_refused_on_resolve_unless_the_reference_allows_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KP_SHORT_KEY", "short")
+    with pytest.raises(WeakKeyError):
+        SecretRef(env="KP_SHORT_KEY").resolve()
+    assert SecretRef(env="KP_SHORT_KEY", allow_weak=True).resolve() == b"short"
+
+
+def test_a_secret_reference_is_a_value_that_cannot_be_repointed() -> None:
+    """Resolved again on every resume: it must not be edited between two resolutions."""
+    ref = SecretRef()
+    with pytest.raises(AttributeError):
+        ref.env = "OTHER"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"a": "\xc3"}', "not JSON"),  # invalid UTF-8
+        (b"[" * 100_000, "nested too deep"),
+        (b"[1, 2]", "not a JSON object"),
+    ],
+)
+def test_a_sealed_body_that_is_no_json_object_is_an_integrity_error(body: bytes, why: str) -> None:
+    """Each way a body can fail to be a checkpoint's object is the one typed error."""
+    with pytest.raises(IntegrityError, match=why):
+        parse_sealed(body)
+
+
+def test_a_sealed_json_object_is_read_back_as_it_was_written() -> None:
+    assert parse_sealed(canonical_json({"sequence": 1})) == {"sequence": 1}

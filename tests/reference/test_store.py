@@ -291,3 +291,16 @@ def test_a_view_with_another_fence_guards_its_own_writes_on_the_same_database(
 
     assert [e.operation_id for e in view.effects("wf-1")] == ["s/op"]
     assert view.fence is not store.fence and view.log is store.log
+
+
+def test_a_fenced_move_spends_no_attempt_unless_asked(
+    engine: Engine, store: Store, clock: FakeClock
+) -> None:
+    """Only an effect's start spends an attempt: a move of the workflow row that does not say
+    so (a lease's renewal, a mutant's takeover) leaves the attempts the budget holds."""
+    _started(engine)
+    lease = store.acquire_lease("wf-1", "worker-a", 30, clock.now())
+    left = store.workflow("wf-1").attempts_left
+    with store.db.transaction() as tx:
+        assert store.fence.move(tx, lease, clock.now(), {}) == 1
+    assert store.workflow("wf-1").attempts_left == left

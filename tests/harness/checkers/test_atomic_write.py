@@ -43,3 +43,26 @@ def test_appends_at_a_name_no_expected_file_names_are_unknown() -> None:
     verdict = check_atomic_write(history, WORKFLOW)
     assert verdict.valid == "unknown"
     assert "logs/l" in verdict.summary
+
+
+def test_only_a_put_the_scenario_expects_declares_a_file_whole() -> None:
+    """An expected append, or another service's effect under the same name, declares nothing."""
+    appended = ExpectedEffectRecord(service="files", business_key="logs/l", operation="append")
+    charge = ExpectedEffectRecord(service="payments", business_key="logs/l")
+    history = completed_run(
+        expected=[appended, charge],
+        applied=[_file(1, "append", "logs/l"), _file(2, "append", "logs/l")],
+    )
+    assert check_atomic_write(unreadable(history), WORKFLOW).valid == "unknown"
+
+
+def test_a_file_deleted_then_created_by_one_append_is_whole() -> None:
+    """A delete is no write: the append after it is the file's first piece, not its second."""
+    verdict = check_atomic_write(_written(_file(1, "delete"), _file(2, "append")), WORKFLOW)
+    assert verdict.valid is True
+    assert verdict.summary == "1 file write(s), each whole"
+
+
+def test_a_torn_file_is_found_past_an_append_at_an_undeclared_name() -> None:
+    history = _written(_file(1, "append", "logs/l"), _file(2, "append"), _file(3, "append"))
+    assert check_atomic_write(history, WORKFLOW).valid is False

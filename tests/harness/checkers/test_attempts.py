@@ -3,7 +3,9 @@ row against the attempts the row spent and the budget allowed."""
 
 from __future__ import annotations
 
+from killpoint.contract.records import BudgetLimits
 from killpoint.fake_services.faults import FaultMode, FaultPlan, FaultRule
+from killpoint.fake_services.journal import RequestRecord
 from killpoint.harness.checkers.attempts import check_attempts
 from killpoint.harness.results import EvidenceRef
 from killpoint.harness.schedule import HitPoint
@@ -155,3 +157,83 @@ def test_an_engine_that_keeps_no_ledger_is_unknown_not_true() -> None:
     verdict = check_attempts(completed_run(ledger=False, effects=[]), WORKFLOW)
     assert verdict.valid == "unknown"
     assert verdict.summary == "the engine keeps no effect ledger: its attempts are its own"
+
+
+ROOMY = BudgetLimits(attempts=10, steps=10)
+
+
+def _tries(n: int) -> list[RequestRecord]:
+    """n deliveries of the charge under its one key, the last one applied."""
+    failed = [request(seq, outcome="error_before_commit") for seq in range(1, n)]
+    return [*failed, request(n)]
+
+
+def test_a_ledger_and_a_journal_that_spent_exactly_the_budget_are_true() -> None:
+    """The budget is a bound, not a bound minus one: three attempts of three allowed."""
+    history = completed_run(requests=_tries(3), effects=[ledger_row(3)])
+    assert check_attempts(history, WORKFLOW).valid is True
+
+
+def test_an_overspent_ledger_cites_three_of_its_rows() -> None:
+    rows = [ledger_row(1, operation_id=f"step{n}/charge") for n in range(4)]
+    verdict = check_attempts(completed_run(requests=[], effects=rows), WORKFLOW)
+    assert verdict.valid is False
+    assert len(verdict.evidence) == 3
+
+
+def test_a_send_past_the_ledger_cites_the_row_and_its_first_three_deliveries() -> None:
+    history = completed_run(limits=ROOMY, requests=_tries(5), effects=[ledger_row(1)])
+    verdict = check_attempts(history, WORKFLOW)
+    assert verdict.valid is False
+    assert len(verdict.evidence) == 4
+    assert verdict.refs == [EvidenceRef(kind="request", index=2)]
+
+
+def test_attempts_spent_and_unsent_cite_the_row_and_two_of_its_deliveries() -> None:
+    history = completed_run(limits=ROOMY, requests=_tries(3), effects=[ledger_row(4)])
+    verdict = check_attempts(history, WORKFLOW)
+    assert verdict.valid is False
+    assert len(verdict.evidence) == 3
+    assert verdict.refs == [
+        EvidenceRef(kind="request", index=1),
+        EvidenceRef(kind="request", index=2),
+    ]
+
+
+def test_of_several_rows_no_delivery_relates_to_the_first_is_the_doubt_reported() -> None:
+    rows = [
+        ledger_row(1, key="k1", args={"n": 1}, operation_id="first/charge"),
+        ledger_row(1, key="k2", args={"n": 2}, operation_id="second/charge"),
+    ]
+    verdict = check_attempts(completed_run(effects=rows), WORKFLOW)
+    assert verdict.valid == "unknown"
+    assert "first/charge" in verdict.summary
+
+
+def test_an_attempt_spent_and_not_sent_under_a_network_fault_is_not_proved_unsent() -> None:
+    """A fault between spending an attempt and sending it (a request the network lost) may
+    explain the gap: only an undisturbed run proves an attempt went nowhere."""
+    lossy = schedule(network=FaultPlan.of(_rule(FaultMode.LOST_REQUEST)))
+    history = completed_run(schedule=lossy, effects=[ledger_row(2)])
+    assert check_attempts(history, WORKFLOW).valid is True
+
+
+def test_under_rules_a_retry_could_look_like_one_delivery_per_attempt_is_still_true() -> None:
+    """The doubt is for deliveries past the ledger's attempts; as many as it spent are fine."""
+    rules = FaultPlan.of(_rule(FaultMode.DUPLICATE_DELIVERY), _rule(FaultMode.ERROR_BEFORE_COMMIT))
+    history = completed_run(schedule=schedule(network=rules), effects=[ledger_row(1)])
+    assert check_attempts(history, WORKFLOW).valid is True
+
+
+def test_a_rule_on_another_operation_of_the_service_does_not_hide_the_network_s_copies() -> None:
+    refund = FaultRule(
+        service="payments", operation="refund", occurrence=1, mode=FaultMode.ERROR_BEFORE_COMMIT
+    )
+    rules = FaultPlan.of(_rule(FaultMode.DUPLICATE_DELIVERY), refund)
+    copy = request(2, time=1.0, outcome="replayed")
+    history = completed_run(
+        schedule=schedule(network=rules),
+        requests=[request(1), copy, read(3)],
+        effects=[ledger_row(1)],
+    )
+    assert check_attempts(history, WORKFLOW).valid is True

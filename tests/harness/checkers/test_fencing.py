@@ -91,3 +91,56 @@ def test_without_tokens_or_a_reader_it_is_unknown() -> None:
     assert verdict.valid == "unknown"
     assert verdict.summary == "checkpoint #1 carries no fencing token"
     assert check_fencing(unreadable(completed_run()), WORKFLOW).valid == "unknown"
+
+
+def test_a_checkpoint_at_the_very_start_or_end_of_a_span_is_placed_in_that_worker() -> None:
+    """A span holds its own bounds: a write at the instant a worker starts or stops is its."""
+    history = _taken_over(0, 1, 1, 2, times=(0, 2, 5, 10))
+    assert check_fencing(history, WORKFLOW).valid is True
+
+
+def test_a_token_each_of_two_overlapping_workers_used_alone_is_false() -> None:
+    """The holders narrow write by write: a write both could have made does not excuse a write
+    that only the other worker could have made under the same token."""
+    shared = _taken_over(0, 1, 1, 1, times=(0.5, 1, 3, 11)).model_copy(
+        update={"workers": [worker(0, "killed", None), worker(1, started_at=2)]}
+    )
+    verdict = check_fencing(shared, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.refs == [
+        EvidenceRef(kind="checkpoint", index=2),
+        EvidenceRef(kind="checkpoint", index=4),
+    ]
+
+
+def test_the_evidence_of_a_kept_token_cites_its_first_write_and_the_other_holder_s() -> None:
+    verdict = check_fencing(_taken_over(0, 1, 1, 1), WORKFLOW)
+    assert verdict.refs == [
+        EvidenceRef(kind="checkpoint", index=2),
+        EvidenceRef(kind="checkpoint", index=4),
+    ]
+
+
+def test_a_token_that_falls_to_zero_is_a_superseded_token() -> None:
+    """Token 0 is a token like any other, not a missing one."""
+    verdict = check_fencing(_taken_over(1, 0, 2, 3), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.refs == [
+        EvidenceRef(kind="checkpoint", index=1),
+        EvidenceRef(kind="checkpoint", index=2),
+    ]
+
+
+def test_one_holder_writing_twice_under_token_zero_is_true() -> None:
+    assert check_fencing(_taken_over(0, 0, 1, 2), WORKFLOW).valid is True
+
+
+def test_token_zero_kept_across_a_takeover_is_named_in_the_verdict() -> None:
+    verdict = check_fencing(_taken_over(0, 0, 0, 0), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.summary.startswith("token 0 was written under by two workers")
+
+
+def test_a_token_that_falls_below_zero_after_token_zero_is_superseded() -> None:
+    """The protocol bounds no token: an engine's counter that wraps below zero is a fall too."""
+    assert check_fencing(_taken_over(0, -1, 1, 2), WORKFLOW).valid is False

@@ -1,0 +1,81 @@
+"""What `benchmarks/mutation.py` mutates, against which tests, and the survivors shown equivalent.
+
+The operators are cosmic-ray's, a chosen few: each comparison flipped to its negation and moved
+across its boundary, `+`/`-` and `*`/`/` swapped, `|`/`&` swapped (set union and intersection,
+the oracle's daily bread), `True`/`False`, `and`/`or`, a `not` added or removed, numbers moved by
+one, a loop made to run zero times, `break`/`continue` swapped, an `except` that catches nothing.
+The other forty comparison and binary replacements mostly repeat these (`<` → `is`) and would
+quadruple the run.
+"""
+
+from __future__ import annotations
+
+_COMPARISONS = (
+    "Eq_NotEq",
+    "NotEq_Eq",
+    "Lt_GtE",
+    "LtE_Gt",
+    "Gt_LtE",
+    "GtE_Lt",
+    "Lt_LtE",
+    "LtE_Lt",
+    "Gt_GtE",
+    "GtE_Gt",
+    "Is_IsNot",
+    "IsNot_Is",
+)
+_BINARY = ("Add_Sub", "Sub_Add", "Mul_Div", "Div_Mul", "BitOr_BitAnd", "BitAnd_BitOr")
+
+OPERATORS: tuple[str, ...] = (
+    *(f"core/ReplaceComparisonOperator_{pair}" for pair in _COMPARISONS),
+    *(f"core/ReplaceBinaryOperator_{pair}" for pair in _BINARY),
+    "core/ReplaceUnaryOperator_Delete_Not",
+    "core/ReplaceUnaryOperator_USub_UAdd",
+    "core/AddNot",
+    "core/ReplaceTrueWithFalse",
+    "core/ReplaceFalseWithTrue",
+    "core/ReplaceAndWithOr",
+    "core/ReplaceOrWithAnd",
+    "core/ReplaceBreakWithContinue",
+    "core/ReplaceContinueWithBreak",
+    "core/NumberReplacer",
+    "core/ZeroIterationForLoop",
+    "core/ExceptionReplacer",
+)
+
+# A module's mutants run against its mirrored tests (tests/<folder>/test_<module>.py) unless
+# named here: the modules every checker shares run against the oracle's whole folder.
+_ORACLE = ("tests/harness/checkers",)
+SUITES: dict[str, tuple[str, ...]] = {
+    "harness/checkers/__init__.py": _ORACLE,
+    "harness/checkers/_common.py": _ORACLE,
+    "harness/checkers/expectation.py": _ORACLE,
+    "harness/checkers/measures.py": _ORACLE,
+    "harness/checkers/ground_truth.py": _ORACLE,
+    "harness/checkers/deploy.py": (*_ORACLE, "tests/harness/campaign/test_deploys.py"),
+    "harness/checkers/deploy_outcome.py": (*_ORACLE, "tests/harness/campaign/test_deploys.py"),
+    # The ledger's own file holds its pure functions; the executor runs inside the dispatcher.
+    # It writes through the store alone, so SQLite is enough (a suite is pytest's arguments).
+    "reference/ledger.py": (
+        "-m",
+        "not postgres",
+        "tests/reference/test_ledger.py",
+        "tests/reference/test_dispatcher.py",
+        "tests/reference/test_budget.py",
+    ),
+    "reference/lease.py": (
+        "tests/reference/test_store.py",
+        "tests/reference/test_controls_fencing.py",
+    ),
+    "reference/idempotency.py": ("tests/reference/test_ledger.py",),
+}
+
+# Survivors no test can kill, because the mutant behaves as the original does: keyed by
+# (module, the original line stripped, operator), with the reason.
+_FIRST_REQUEST = (
+    "the first request can be no copy whatever `previous` starts at: `copied` needs an "
+    "`original`, and there is none before it"
+)
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("harness/checkers/attempts.py", "previous = 0", "core/NumberReplacer"): _FIRST_REQUEST,
+}
