@@ -304,3 +304,29 @@ def test_a_fenced_move_spends_no_attempt_unless_asked(
     with store.db.transaction() as tx:
         assert store.fence.move(tx, lease, clock.now(), {}) == 1
     assert store.workflow("wf-1").attempts_left == left
+
+
+def test_a_renewed_lease_holds_for_its_ttl_from_the_renewal_and_no_longer(
+    engine: Engine, store: Store, clock: FakeClock
+) -> None:
+    """A renewal moves the expiry to now + ttl, in the row and in the lease handed back: another
+    worker is held off until then, and takes over just after."""
+    _started(engine)
+    lease = store.acquire_lease("wf-1", "worker-a", 30, clock.now())
+    clock.advance(20)
+    renewed = store.renew_lease(lease, clock.now(), 30)
+    assert renewed.expires_at == clock.now() + 30
+    assert (renewed.owner, renewed.token) == (lease.owner, lease.token)
+    clock.advance(29)  # 49 s after the first acquisition: past its ttl, not the renewal's
+    with pytest.raises(LeaseHeldError, match="leased to worker-a"):
+        store.acquire_lease("wf-1", "worker-b", 30, clock.now())
+    clock.advance(2)
+    assert store.acquire_lease("wf-1", "worker-b", 30, clock.now()).token > lease.token
+
+
+def test_a_lease_cannot_be_changed_in_place(engine: Engine, store: Store, clock: FakeClock) -> None:
+    """A worker holds the token it was granted: a lease is a value, never edited to a new token."""
+    _started(engine)
+    lease = store.acquire_lease("wf-1", "worker-a", 30, clock.now())
+    with pytest.raises(AttributeError):
+        lease.token = lease.token + 1  # type: ignore[misc]
