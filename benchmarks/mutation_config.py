@@ -78,4 +78,9 @@ _FIRST_REQUEST = (
 )
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("harness/checkers/attempts.py", "previous = 0", "core/NumberReplacer"): _FIRST_REQUEST,
+    (
+        "harness/checkers/progress.py",
+        "last_fault = max((w.worker for w in history.deaths), default=-1)",
+        "core/NumberReplacer",
+    ): "workers are numbered from 0 (`Worker` is ge=0): below -1 or at -1, every one is after",
 }
