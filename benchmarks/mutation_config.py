@@ -78,4 +78,20 @@ _FIRST_REQUEST = (
 )
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("harness/checkers/attempts.py", "previous = 0", "core/NumberReplacer"): _FIRST_REQUEST,
+    (
+        "harness/checkers/progress.py",
+        "last_fault = max((w.worker for w in history.deaths), default=-1)",
+        "core/NumberReplacer",
+    ): "workers are numbered from 0 (`Worker` is ge=0): below -1 or at -1, every one is after",
+    ("harness/checkers/isolation.py", "@dataclass(frozen=True)", "core/ReplaceTrueWithFalse"): (
+        "nothing assigns to a Party or hashes one (they are told apart by `is` and `id`)"
+    ),
+    (
+        "harness/checkers/isolation.py",
+        "if maker is None or maker[0] is party or where in own:",
+        "core/NumberReplacer",
+    ): (
+        "`maker[0] is party` is implied by `where in own` (the maker applied that resource), "
+        "so the clause that the mutant makes always false was never needed"
+    ),
 }

@@ -42,3 +42,11 @@ def test_a_version_written_only_after_the_delete_does_not_excuse_it() -> None:
 def test_a_run_without_deletes_is_true_and_never_unknown() -> None:
     verdict = check_intended_delete(_run(_file(2, "put", "v1")), WORKFLOW)
     assert verdict.valid is True
+
+
+def test_long_versions_are_cited_by_their_first_twelve_characters() -> None:
+    """An ETag is long; the verdict cites enough of it to find it (issue 26, point 7)."""
+    history = _run(_file(2, "put", "0123456789abcdef"), _file(3, "delete", "fedcba9876543210"))
+    verdict = check_intended_delete(history, WORKFLOW)
+    assert verdict.summary.startswith("files.delete [drafts/d.md] removed version fedcba987654…,")
+    assert verdict.evidence[1] == "this run wrote [drafts/d.md] as: 0123456789ab…"

@@ -4,12 +4,16 @@ it needs are missing, true when nothing crosses."""
 
 from __future__ import annotations
 
-from killpoint.contract.records import ApprovalRecord, EffectStatus, Receipt
+from pydantic import JsonValue
+
+from killpoint.contract.records import ApprovalRecord, EffectRecord, EffectStatus, Receipt
+from killpoint.harness.checkers._common import cite_effect
 from killpoint.harness.checkers.isolation import check_isolation
-from killpoint.harness.history import FailureRecord
-from killpoint.harness.protocol import ANY_WORKFLOW
+from killpoint.harness.history import ExpectedEffectRecord, FailureRecord
+from killpoint.harness.protocol import ANY_WORKFLOW, CheckpointRecord
 from killpoint.harness.results import EvidenceRef
 from tests.support.histories import (
+    CHARGE,
     MAIN,
     NEIGHBOUR,
     WORKFLOW,
@@ -184,3 +188,117 @@ def test_an_engine_whose_workers_run_any_workflow_is_unknown() -> None:
     history = shared_world(lacks=[ANY_WORKFLOW], neighbours=[neighbour(requests=[copied])])
     verdict = check_isolation(history, WORKFLOW)
     assert verdict.valid == "unknown" and "whatever workflow" in verdict.summary
+
+
+# -- the mutation score's survivors (issue 26, point 7) -------------------------------------
+
+THEIR_CHARGE = Receipt(resource_id="ch_9")  # the neighbour's charge, as neighbour() made it
+
+
+def _carrying(*approvals: dict[str, JsonValue]) -> list[CheckpointRecord]:
+    """The good lineage, its third checkpoint carrying `approvals`."""
+    one, two, three, four = lineage()
+    return [one, two, three.model_copy(update={"approvals": list(approvals)}), four]
+
+
+def _foreign_receipt_after(first: EffectRecord) -> bool | str:
+    """The run's ledger: `first`, then a row whose receipt names the neighbour's charge."""
+    theirs = ledger_row(key="order-1/create_charge").model_copy(update={"receipt": THEIR_CHARGE})
+    return check_isolation(shared_world(effects=[first, theirs]), WORKFLOW).valid
+
+
+def test_every_ledger_row_is_judged_after_one_without_a_receipt_or_of_its_own() -> None:
+    failed = ledger_row(status=EffectStatus.FAILED).model_copy(update={"receipt": None})
+    assert _foreign_receipt_after(failed) is False
+    assert _foreign_receipt_after(ledger_row(key="order-1/create_charge")) is False
+
+
+def test_a_resource_the_run_applied_itself_is_its_own_whoever_else_names_it() -> None:
+    """A service that hands out one id twice: the run's receipt names its own effect's."""
+    also = signed(effect(5, idempotency_key="b/charge", resource_id="ch_1"), NEIGHBOUR)
+    history = shared_world(neighbours=[neighbour(applied=[*neighbour().applied, also])])
+    assert check_isolation(history, WORKFLOW).valid is True
+
+
+def test_requests_without_an_idempotency_key_share_no_key() -> None:
+    publish = request(7, "publish", service="publisher", key="r-1", idempotency_key=None)
+    theirs = request(8, "publish", service="publisher", key="r-2", idempotency_key=None)
+    history = shared_world(
+        requests=[*shared_world().requests, signed(publish)],
+        neighbours=[neighbour(requests=[*neighbour().requests, signed(theirs, NEIGHBOUR)])],
+    )
+    assert check_isolation(history, WORKFLOW).valid is True
+
+
+def test_only_a_granted_approval_is_one_to_take() -> None:
+    """The neighbour's approver refused; the run's checkpoint naming that answer took nothing
+    from it (whether anyone approved the run is another checker's question)."""
+    refused = _granted(TENANT_B_APPROVER, "tiny_order:2").model_copy(update={"status": "denied"})
+    history = shared_world(
+        checkpoints=_carrying({"gate": "charge_ok", "actor": TENANT_B_APPROVER}),
+        neighbours=[neighbour(approvals=[refused])],
+    )
+    assert check_isolation(history, WORKFLOW).valid is True
+
+
+def test_every_approval_a_checkpoint_carries_is_judged() -> None:
+    """After the run's own, after one nobody gave, after one naming no person: the neighbour's."""
+    own: dict[str, JsonValue] = {"gate": "charge_ok", "actor": "operator@example.test"}
+    theirs: dict[str, JsonValue] = {"gate": "charge_ok", "actor": TENANT_B_APPROVER}
+    nobody: dict[str, JsonValue] = {"gate": "charge_ok", "actor": "nobody@example.test"}
+    for before in (own, nobody):
+        history = shared_world(
+            checkpoints=_carrying(before, theirs),
+            approvals=[_granted("operator@example.test", "tiny_order:1")],
+            neighbours=[neighbour(approvals=[_granted(TENANT_B_APPROVER, "tiny_order:2")])],
+        )
+        verdict = check_isolation(history, WORKFLOW)
+        assert verdict.valid is False and TENANT_B_APPROVER in verdict.summary
+    unnamed = shared_world(checkpoints=_carrying({"gate": "charge_ok", "actor": ["a", "b"]}))
+    assert check_isolation(unnamed, WORKFLOW).valid is True
+
+
+def test_a_compensated_saga_is_done_only_when_its_scenario_expects_compensation() -> None:
+    elsewhere = shared_world(applied=[], effects=[], final_status="compensated")
+    assert check_isolation(elsewhere, WORKFLOW).valid is True  # not done: nothing to miss
+    expected = elsewhere.model_copy(update={"expected_status": "compensated"})
+    verdict = check_isolation(expected, WORKFLOW)
+    assert verdict.valid is False and "ended compensated" in verdict.summary
+
+
+def test_an_effect_of_another_key_or_operation_is_not_the_one_expected() -> None:
+    """The run refunded order-1 and charged order-2: its charge of order-1 is the neighbour's."""
+    refund = signed(effect(1, operation="refund"))
+    other = signed(effect(2, key="order-2"))
+    history = shared_world(applied=[refund, other], effects=[])
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid is False and "applied only by" in verdict.summary
+
+
+def test_an_expected_effect_nobody_applied_is_no_crossing() -> None:
+    missing = ExpectedEffectRecord(service="payments", business_key="order-7")
+    history = shared_world(expected=[missing], applied=[], effects=[])
+    assert check_isolation(history, WORKFLOW).valid is True
+
+
+def test_every_expected_effect_is_judged_after_one_the_run_applied() -> None:
+    both = [CHARGE, ExpectedEffectRecord(service="payments", business_key="order-2")]
+    theirs = signed(effect(5, key="order-2", idempotency_key="b/2"), NEIGHBOUR)
+    history = shared_world(
+        expected=both, neighbours=[neighbour(applied=[*neighbour().applied, theirs])]
+    )
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.valid is False and "[order-2] was applied only by" in verdict.summary
+
+
+def test_an_effect_applied_only_elsewhere_cites_the_first_such() -> None:
+    twice = [
+        signed(effect(5, idempotency_key="b/charge", resource_id="ch_9"), NEIGHBOUR),
+        signed(effect(6, idempotency_key="b/charge-2", resource_id="ch_10"), NEIGHBOUR),
+    ]
+    history = shared_world(
+        applied=[], effects=[], neighbours=[neighbour(applied=twice, effects=[])]
+    )
+    verdict = check_isolation(history, WORKFLOW)
+    assert verdict.evidence[1].endswith(cite_effect(twice[0]))
+    assert verdict.refs == []  # a neighbour's record is cited in words only

@@ -143,3 +143,49 @@ def test_a_violation_beats_what_is_unknown() -> None:
     raised = request(3, sent={"amount_cents": 6001})
     history = unreadable(_told(requests=[request(1), read(2), raised]))
     assert check_message_integrity(history, WORKFLOW).valid is False
+
+
+# -- the mutation score's survivors (issue 26, point 7) -------------------------------------
+
+RAISED = {**CHARGE_ARGS, "amount_cents": 6001}
+
+
+def test_a_lie_never_delivered_convicts_nothing_that_matches_it() -> None:
+    """The engine could not take the lie: a request that happens to carry its amount is no
+    proof that anyone acted on it."""
+    requests = [request(1, sent=CHARGE_ARGS), read(2), request(3, sent=RAISED)]
+    verdict = check_message_integrity(_told(lie(delivered=False), requests=requests), WORKFLOW)
+    assert verdict.valid == "unknown"
+
+
+def test_an_approval_outside_the_harness_s_grants_is_judged_only_once_a_message_claimed_one() -> (
+    None
+):
+    held = ApprovalRecord(
+        workflow_id="tiny_order:1", gate="charge_ok", status="granted", actor="someone"
+    )
+    assert check_message_integrity(_told(approvals=[held]), WORKFLOW).valid is True
+
+
+def test_every_trusted_checkpoint_is_searched_after_an_untrusted_one() -> None:
+    one, two, three, four = lineage()
+    shown = {"input": {"total": 30}}
+    odd = two.model_copy(update={"trusted": False, **shown})
+    taken = three.model_copy(update={"input": {"amount_cents": 6001}})
+    history = _told(checkpoints=[one.model_copy(update=shown), odd, taken, four])
+    verdict = check_message_integrity(history, WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.refs == [EvidenceRef(kind="checkpoint", index=3)]
+
+
+def test_every_approval_held_is_searched_after_a_clean_one() -> None:
+    clean = ApprovalRecord(
+        workflow_id="tiny_order:1", gate="ship_ok", status="requested", actor="someone"
+    )
+    forged = ApprovalRecord(
+        workflow_id="tiny_order:1", gate="charge_ok", status="granted", actor=FORGED
+    )
+    claim = lie("approval", (FORGED,))
+    verdict = check_message_integrity(_told(claim, approvals=[clean, forged]), WORKFLOW)
+    assert verdict.valid is False
+    assert verdict.evidence[1] == f"approval 'charge_ok' holds {FORGED!r}"

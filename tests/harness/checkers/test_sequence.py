@@ -3,6 +3,8 @@ it, unknown when the lineage is not visible."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from killpoint.contract.workflow import Workflow
@@ -163,3 +165,129 @@ def test_a_control_whose_worker_died_in_it_or_after_its_commit_still_made_its_mo
     assert check_sequence(audited, SAGA).valid is True
     unasked = completed_run(checkpoints=moved, audit=[row])  # the schedule named no control
     assert check_sequence(unasked, SAGA).valid is False
+
+
+# -- the mutation score's survivors (issue 26, point 7) -------------------------------------
+
+
+def test_evidence_cites_each_checkpoint_whole_with_its_fencing_token_when_it_has_one() -> None:
+    """The citation is what a reader checks the verdict against: token shown only if known."""
+    one, *_ = lineage()
+    unfenced = checkpoint(2, "charged", fencing_token=None)
+    verdict = check_sequence(completed_run(checkpoints=[one, unfenced]), WORKFLOW)
+    assert verdict.evidence == [
+        "checkpoint #1: received (running) run=run-1 token=1 at t=1.0",
+        "checkpoint #2: charged (running) run=run-1 at t=2.0",
+    ]
+
+
+def test_a_lineage_that_starts_late_cites_its_first_checkpoint() -> None:
+    verdict = check_sequence(completed_run(checkpoints=lineage()[1:]), WORKFLOW)
+    assert verdict.evidence == [
+        "checkpoint #2: order_validated (running) run=run-1 token=1 at t=2.0"
+    ]
+
+
+def test_checkpoints_committed_at_the_same_instant_are_not_a_rewritten_history() -> None:
+    one, two, three, four = lineage()
+    same = two.model_copy(update={"created_at": one.created_at})
+    assert check_sequence(completed_run(checkpoints=[one, same, three, four]), WORKFLOW).valid
+
+
+def test_a_checkpoint_older_than_its_predecessor_is_a_rewritten_history() -> None:
+    one, two, three, four = lineage()
+    older = three.model_copy(update={"created_at": 0.5})
+    summary, _ = _two_cited([one, two, older, four], 2, 3)
+    assert summary == "#3 is older than #2: history was rewritten"
+
+
+def test_a_legal_step_into_a_run_that_does_not_descend_is_a_fork() -> None:
+    one, two, three, _ = lineage()
+    foreign = checkpoint(4, "verified", status="completed", run_id="run-9")
+    summary, _ = _two_cited([one, two, three, foreign], 3, 4)
+    assert summary == "fork: #4 belongs to run run-9, which does not descend from run-1"
+
+
+def test_a_new_run_descends_only_by_a_lineage_decision_naming_the_old_run_as_parent() -> None:
+    one, two, three, _ = lineage()
+    for decision, parent in (("branch", "run-0"), (None, "run-1")):
+        stray = checkpoint(
+            4,
+            "verified",
+            status="completed",
+            run_id="run-2",
+            decision=decision,
+            parent_run_id=parent,
+        )
+        summary, _ = _two_cited([one, two, three, stray], 3, 4)
+        assert summary.startswith("fork: #4 belongs to run run-2")
+
+
+def test_an_untrusted_checkpoint_claims_no_run_and_no_transition() -> None:
+    """A row that failed its integrity check shows only itself: its lineage claim and its
+    state are not the engine's word, so neither a fork nor an illegal step is proven by it."""
+    one, two, three, _ = lineage()
+    odd = checkpoint(4, "received", run_id="run-9", trusted=False)
+    assert check_sequence(completed_run(checkpoints=[one, two, three, odd]), WORKFLOW).valid
+    unsure = odd.model_copy(update={"run_id": "run-1"})
+    after = checkpoint(5, "charged")  # received → charged, from a row nobody vouches for
+    history = completed_run(checkpoints=[one, two, three, unsure, after])
+    assert check_sequence(history, WORKFLOW).valid is True
+
+
+def test_a_restart_is_legal_only_into_the_initial_state_of_a_new_run() -> None:
+    one, two, three, _ = lineage()
+    in_place = checkpoint(4, "received", decision="restart")  # same run: no restart
+    assert (
+        _two_cited([one, two, three, in_place], 3, 4)[0] == "illegal transition charged → received"
+    )
+    mid = checkpoint(
+        4, "order_validated", run_id="run-2", parent_run_id="run-1", decision="restart"
+    )
+    summary, _ = _two_cited([one, two, three, mid], 3, 4)
+    assert summary == "illegal transition charged → order_validated"
+    branched = checkpoint(4, "received", run_id="run-2", parent_run_id="run-1", decision="branch")
+    summary, _ = _two_cited([one, two, three, branched], 3, 4)
+    assert summary == "illegal transition charged → received"
+
+
+def test_no_step_leads_out_of_a_terminal_state() -> None:
+    after_end = checkpoint(5, "received")
+    history = completed_run(checkpoints=[*lineage(), after_end])
+    verdict = check_sequence(history, WORKFLOW)
+    assert verdict.valid is False and verdict.summary == "illegal transition verified → received"
+
+
+def test_a_gated_step_may_send_its_run_back_to_the_gate_s_approval() -> None:
+    """A grant that lapsed before the refund: the run waits at the gate again."""
+    back = [checkpoint(1, "approved"), checkpoint(2, "refund_requested")]
+    assert check_sequence(completed_run(checkpoints=back), REFUND).valid is True
+    elsewhere = [checkpoint(1, "approved"), checkpoint(2, "charged")]
+    assert check_sequence(completed_run(checkpoints=elsewhere), REFUND).valid is False
+
+
+def test_a_gate_no_approval_step_opens_sends_a_run_nowhere() -> None:
+    first, charge, *rest = WORKFLOW.transitions
+    gated = replace(charge, step=replace(charge.step, gate="nobody"))
+    workflow = replace(WORKFLOW, transitions=(first, gated, *rest))
+    back = [checkpoint(1, "order_validated"), checkpoint(2, "received")]
+    verdict = check_sequence(completed_run(checkpoints=back), workflow)
+    assert verdict.valid is False and verdict.summary.startswith("illegal transition")
+
+
+def test_request_approval_leads_only_to_an_approval_s_state_waiting_for_it() -> None:
+    controls = ["request-approval: waiting_approval"]
+    for state, status in (("charged", "waiting_approval"), ("refund_requested", "running")):
+        verdict = _moved(REFUND, state, status, controls)
+        assert verdict.valid is False and verdict.summary.startswith("illegal transition")
+
+
+def test_each_control_excuses_exactly_one_move() -> None:
+    """Compensated, refunded, compensated again: the second jump needs a second control."""
+    states = ("charged", "shipment_rejected", "refunded", "shipment_rejected")
+    cps = [checkpoint(n, s) for n, s in enumerate(states, start=1)]
+    twice = completed_run(checkpoints=cps, controls=["compensate: running"] * 2)
+    assert check_sequence(twice, SAGA).valid is True
+    once = completed_run(checkpoints=cps, controls=["compensate: running"])
+    verdict = check_sequence(once, SAGA)
+    assert verdict.valid is False and verdict.refs[0].index == 3
