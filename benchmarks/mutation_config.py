@@ -76,6 +76,21 @@ _FIRST_REQUEST = (
     "the first request can be no copy whatever `previous` starts at: `copied` needs an "
     "`original`, and there is none before it"
 )
+_ONCE_IS_NO_DUPLICATE = (
+    "`n > 1` as `n >= 1` or `n > 0`: a Counter's counts are at least one, and an effect applied "
+    "once adds n - 1 = 0 to the duplicates whether it is summed or left out (the other "
+    "NumberReplacer mutants of the line, `n - 2`, `n - 0`, `n > 2`, are killed)"
+)
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("harness/checkers/attempts.py", "previous = 0", "core/NumberReplacer"): _FIRST_REQUEST,
+    (
+        "harness/checkers/measures.py",
+        "duplicate_effects=sum(n - 1 for n in groups.values() if n > 1),",
+        "core/ReplaceComparisonOperator_Gt_GtE",
+    ): _ONCE_IS_NO_DUPLICATE,
+    (
+        "harness/checkers/measures.py",
+        "duplicate_effects=sum(n - 1 for n in groups.values() if n > 1),",
+        "core/NumberReplacer",
+    ): _ONCE_IS_NO_DUPLICATE,
 }
