@@ -93,4 +93,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "duplicate_effects=sum(n - 1 for n in groups.values() if n > 1),",
         "core/NumberReplacer",
     ): _ONCE_IS_NO_DUPLICATE,
+    (
+        "harness/checkers/outcome.py",
+        "max(w.ended_at for w in workers) - min(w.started_at for w in workers) if workers else 0",
+        "core/NumberReplacer",
+    ): "no worker as `else -1`: a time limit is above zero (`gt=0`), so 0 and -1 both fall short"
+    " of it (`else 1` is killed)",
+    (
+        "harness/checkers/outcome.py",
+        'if budget.get("steps_left", 1) <= 0 or budget.get("cost_left", 1) <= 0:',
+        "core/NumberReplacer",
+    ): "a budget that counts no steps or no cost defaulted to 2 instead of 1: either is above "
+    "zero, so neither runs the budget out (the defaults of 0 and the bounds moved are killed)",
 }
