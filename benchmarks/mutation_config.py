@@ -76,6 +76,11 @@ _FIRST_REQUEST = (
     "the first request can be no copy whatever `previous` starts at: `copied` needs an "
     "`original`, and there is none before it"
 )
+_ONCE_IS_NO_DUPLICATE = (
+    "`n > 1` as `n >= 1` or `n > 0`: a Counter's counts are at least one, and an effect applied "
+    "once adds n - 1 = 0 to the duplicates whether it is summed or left out (the other "
+    "NumberReplacer mutants of the line, `n - 2`, `n - 0`, `n > 2`, are killed)"
+)
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("harness/checkers/attempts.py", "previous = 0", "core/NumberReplacer"): _FIRST_REQUEST,
     (
@@ -94,4 +99,26 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "`maker[0] is party` is implied by `where in own` (the maker applied that resource), "
         "so the clause that the mutant makes always false was never needed"
     ),
+    (
+        "harness/checkers/measures.py",
+        "duplicate_effects=sum(n - 1 for n in groups.values() if n > 1),",
+        "core/ReplaceComparisonOperator_Gt_GtE",
+    ): _ONCE_IS_NO_DUPLICATE,
+    (
+        "harness/checkers/measures.py",
+        "duplicate_effects=sum(n - 1 for n in groups.values() if n > 1),",
+        "core/NumberReplacer",
+    ): _ONCE_IS_NO_DUPLICATE,
+    (
+        "harness/checkers/outcome.py",
+        "max(w.ended_at for w in workers) - min(w.started_at for w in workers) if workers else 0",
+        "core/NumberReplacer",
+    ): "no worker as `else -1`: a time limit is above zero (`gt=0`), so 0 and -1 both fall short"
+    " of it (`else 1` is killed)",
+    (
+        "harness/checkers/outcome.py",
+        'if budget.get("steps_left", 1) <= 0 or budget.get("cost_left", 1) <= 0:',
+        "core/NumberReplacer",
+    ): "a budget that counts no steps or no cost defaulted to 2 instead of 1: either is above "
+    "zero, so neither runs the budget out (the defaults of 0 and the bounds moved are killed)",
 }

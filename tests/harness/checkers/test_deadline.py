@@ -110,3 +110,35 @@ def test_the_budget_begins_with_the_engine_s_first_checkpoint_not_a_delivery_it_
     assert verdict.summary == "nothing sent after t=86461.0; no checkpoint counts more time left"
     reset = [shifted[0], shifted[1], _timed(shifted[2], left_s=DAY_S), shifted[3]]
     assert check_deadline(_run(checkpoints=reset, workers=history.workers), WORKFLOW).valid is False
+
+
+def _over_by(extra_ms: float) -> Any:
+    """The good run whose checkpoint #3 counts `extra_ms` more time left than the clock left
+    it (the deadline is t=DAY_S + 1, checkpoint #1's time)."""
+    one, two, three, four = lineage()
+    clock_left_ms = (DAY_S + 1 - three.created_at) * 1000
+    over = three.model_copy(update={"budget": {"time_left_ms": clock_left_ms + extra_ms}})
+    return _run(checkpoints=[_timed(one), _timed(two), over, _timed(four)])
+
+
+def test_a_checkpoint_may_count_up_to_one_second_more_than_the_clock_left() -> None:
+    """The tolerance is a second of rounding, in milliseconds: half a second over and exactly a
+    second over are kept, a second and half a millisecond over is not."""
+    assert check_deadline(_over_by(500), WORKFLOW).valid is True
+    assert check_deadline(_over_by(1000), WORKFLOW).valid is True
+    assert check_deadline(_over_by(1000.5), WORKFLOW).valid is False
+
+
+def test_a_request_sent_within_a_second_of_the_deadline_is_no_violation() -> None:
+    """The deadline is t=DAY_S + 1: sent at its tolerance's very end, the charge is in time."""
+    on_time = request(3, time=DAY_S + 2)
+    assert check_deadline(_run(requests=[read(1), on_time]), WORKFLOW).valid is True
+
+
+def test_a_late_run_is_reported_by_its_first_late_request_and_cites_three() -> None:
+    late = [request(n, time=DAY_S + 10 * n) for n in (3, 4, 5, 6)]
+    verdict = check_deadline(_run(requests=[read(1), *late]), WORKFLOW)
+    assert verdict.valid is False
+    assert (verdict.summary or "").startswith("payments.create_charge was sent 29s after")
+    assert len(verdict.evidence) == 4  # the deadline, then the first three late requests
+    assert verdict.refs == [EvidenceRef(kind="request", index=n) for n in (3, 4, 5)]

@@ -29,3 +29,21 @@ def test_an_exception_of_the_engine_is_false_with_its_traceback() -> None:
     assert "json.JSONDecodeError: bad" in verdict.evidence
     assert verdict.evidence[-1] == "history reader raised JSONDecodeError: bad"
     assert verdict.refs == [EvidenceRef(kind="worker", index=1)]
+
+
+def test_a_single_exception_is_named_alone_and_cited_once() -> None:
+    verdict = check_engine_failure(completed_run(failures=[_failure("worker 2")]), WORKFLOW)
+    assert verdict.summary == "worker 2 raised JSONDecodeError: bad"
+    assert verdict.evidence == [
+        "worker 2 raised JSONDecodeError: bad",
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1',
+        "json.JSONDecodeError: bad",
+    ]
+
+
+def test_a_long_traceback_is_cited_by_its_last_twelve_lines_where_it_was_raised() -> None:
+    deep = "".join(f"  frame {n}\n" for n in range(20))
+    failure = FailureRecord(where="worker 0", error="KeyError: 'state'", traceback=deep)
+    evidence = check_engine_failure(completed_run(failures=[failure]), WORKFLOW).evidence
+    assert evidence[1:] == [f"  frame {n}" for n in range(8, 20)]

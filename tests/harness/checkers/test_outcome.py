@@ -14,6 +14,7 @@ from killpoint.harness.history import ExpectedEffectRecord, History
 from killpoint.harness.run.world import BASE_VERSIONS
 from killpoint.harness.schedule import Deploy, HitPoint
 from tests.support.histories import (
+    LIMITS,
     WORKFLOW,
     checkpoint,
     completed_run,
@@ -200,6 +201,40 @@ def test_an_exhausted_budget_is_true_only_when_it_really_ran_out() -> None:
     left = _ended("budget_exhausted", effects=[ledger_row(1)])
     assert check_outcome(left, WORKFLOW).valid is False
     assert check_outcome(unreadable(left), WORKFLOW).valid == "unknown"
+
+
+def test_a_checkpoint_with_no_steps_or_no_cost_left_explains_an_exhausted_budget() -> None:
+    """Either budget at zero ran the run out; one step left, or none counted, did not."""
+
+    def judged(budget: dict[str, JsonValue] | None) -> object:
+        history = _ended("budget_exhausted", checkpoints=[checkpoint(1, "received", budget=budget)])
+        return check_outcome(history, WORKFLOW).valid
+
+    assert judged({"steps_left": 0}) is True
+    assert judged({"steps_left": 1, "cost_left": 0}) is True
+    assert judged({"steps_left": 1, "cost_left": 1}) is False
+    assert judged(None) is False
+
+
+def test_a_run_that_no_worker_took_has_spent_no_time() -> None:
+    """A second's limit and no worker: the clock ran nothing down."""
+    history = _ended("budget_exhausted", workers=[], limits=LIMITS.model_copy(update={"time_s": 1}))
+    assert check_outcome(history, WORKFLOW).valid is False
+
+
+def test_the_time_spent_runs_from_the_first_workers_start_to_the_last_ones_end() -> None:
+    """Workers from t=10 to t=25: 15s spent, within a 20s limit."""
+    late = [worker(1, "killed", None), worker(2, status="budget_exhausted")]
+    limits = LIMITS.model_copy(update={"time_s": 20})
+    history = _ended("budget_exhausted", workers=late, limits=limits)
+    assert check_outcome(history, WORKFLOW).valid is False
+    assert (
+        check_outcome(
+            history.model_copy(update={"limits": LIMITS.model_copy(update={"time_s": 15})}),
+            WORKFLOW,
+        ).valid
+        is True
+    )
 
 
 def test_a_run_that_did_not_end_is_left_to_progress() -> None:
