@@ -68,7 +68,7 @@ STATE = pytest.StashKey[SessionState]()
 RUNNER = pytest.StashKey["CampaignRunner"]()  # the test's campaigns, judged after its body
 
 
-# -- options: generated from the options models (`_pytest_settings`) ----------------------------
+# -- options: generated from the options models (`_settings`) ------------------------------------
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

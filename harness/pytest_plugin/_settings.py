@@ -1,6 +1,6 @@
 """The pytest plugin's options, generated from `CampaignOptions` and `SessionOptions`, the
 marker's arguments, and what a test's campaign leaves for the session (`Campaigned`): what the
-plugin and its campaigns (`_pytest_campaigns`) both need, so neither imports the other.
+plugin and its campaigns (`_campaigns`) both need, so neither imports the other.
 
 Each option offered to pytest is `--killpoint-<name>`, ini `killpoint_<name>` and environment
 variable `KILLPOINT_<NAME>` (the database keeps `KILLPOINT_DATABASE_URL`); the command line
