@@ -73,6 +73,7 @@ ROOMS = {"cli", "cli/operator", "pytest_plugin", "campaign", "engines", "run", "
 MODEL = {
     "canaries",
     "catalogue",
+    "findings",
     "history",
     "lies",
     "loading",
