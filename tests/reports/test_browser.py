@@ -16,6 +16,7 @@ import pytest
 from killpoint.harness.results import CampaignResult
 from killpoint.harness.schedule import load_schedule
 from killpoint.reports.html import write_html
+from killpoint.reports.trends import append_trend, trend_record
 from tests.support.needs import needs_module, needs_program
 
 if TYPE_CHECKING:  # playwright is a need of this test, not of the product
@@ -107,4 +108,21 @@ def test_the_save_link_downloads_the_schedule_under_the_name_the_command_replays
 
     assert command == f"killpoint replay {saved.name}"
     assert load_schedule(saved) == campaign.violations[0].schedule
+    page.close()
+
+
+def test_the_trends_draw_one_line_a_figure_across_the_builds(
+    browser: Browser, campaign: CampaignResult, tmp_path: Path
+) -> None:
+    history = tmp_path / "trend.jsonl"
+    for commit in ("a1", "b2", "c3"):
+        append_trend(history, trend_record(campaign, commit))
+    report = write_html(campaign, tmp_path / "report.html", trend=history)
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(report.as_uri(), wait_until="load")
+
+    assert page.locator("#trends figure svg").count() == 5
+    assert page.locator("#trend-violations circle.trend-point").count() == 3
+    line = page.locator("#trend-violations path.trend-line").bounding_box()
+    assert line is not None and line["width"] > 200  # drawn across the chart, oldest to newest
     page.close()

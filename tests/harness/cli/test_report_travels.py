@@ -9,26 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from killpoint.harness.cli import app
 from killpoint.harness.results import load_result
 from killpoint.reports.embedded import file_name
 from tests.support.carried import save_carried
 from tests.support.dom import Census
-from tests.support.fixtures import TEST_KEY
-
-ENV = {"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}
-SMALL = [
-    "run", "--no-double", "--no-interleave", "--no-network", "--no-deploys", "--no-named",
-    "--no-real-pass", "--explore", "0", "-q",
-]  # fmt: skip
-CAUGHT = [*SMALL, "-s", "order_saga", "--engine", "mutant:fresh_idempotency_key_on_resume"]
-
-
-def _cli(*args: str) -> tuple[int, str]:
-    result = CliRunner(env=ENV).invoke(app, list(args))
-    return result.exit_code, result.stdout
+from tests.support.small_runs import CAUGHT, PASSING, cli
 
 
 def _replays_its_first_violation(
@@ -43,7 +29,7 @@ def _replays_its_first_violation(
     command = commands[0]
     [saved] = [word for word in command if word.endswith(".json")]
     checkers = {v.checker for v in by_file[saved].verdicts if v.valid is False}
-    code, out = _cli(*command)
+    code, out, _ = cli(*command)
     assert code == 1, out
     assert {c for c in checkers if re.search(rf"{c} +VIOLATION", out)} == checkers
 
@@ -54,7 +40,7 @@ def test_a_report_copied_to_another_folder_replays_from_the_command_it_prints(
     ci = tmp_path / "ci"
     ci.mkdir()
     monkeypatch.chdir(ci)
-    code, out = _cli(*CAUGHT, "--report", "out/report.html", "--out", "out/result.json")
+    code, out, _ = cli(*CAUGHT, "--report", "out/report.html", "--out", "out/result.json")
     assert code == 1, out
     laptop = tmp_path / "laptop"
     laptop.mkdir()
@@ -72,11 +58,11 @@ def test_pruning_the_campaign_folder_leaves_a_report_named_by_path_replayable(
     it should be; its report, outside the workdir, links into nothing the pruning removed."""
     monkeypatch.chdir(tmp_path)
     work = ["--workdir", "work", "--keep-campaigns", "5"]
-    code, out = _cli(*CAUGHT, *work, "--report", "reports/first.html", "--out", "first.json")
+    code, out, _ = cli(*CAUGHT, *work, "--report", "reports/first.html", "--out", "first.json")
     assert code == 1, out
     [first] = (tmp_path / "work").glob("campaign-*")
     for _ in range(5):
-        code, out = _cli(*SMALL, "-s", "email", *work)
+        code, out, _ = cli(*PASSING, *work)
         assert code == 0, out
     assert not first.exists() and len(list((tmp_path / "work").glob("campaign-*"))) == 5
 
