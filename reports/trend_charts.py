@@ -36,6 +36,7 @@ class TrendChart:
     path: str  # the SVG path through the points, broken where a build has no figure
     y_ticks: list[Tick]
     x_ticks: list[Tick]
+    latest: str | None = None  # the last build's figure, beside the title
     width: float = WIDTH
     height: float = HEIGHT
     empty: str | None = None
@@ -96,7 +97,8 @@ def trend_chart(
     x_ticks = [Tick(x0, build_label(records[0]).split()[0])]
     if len(records) > 1:
         x_ticks.append(Tick(x1, build_label(records[-1]).split()[0]))
-    return TrendChart(chart_id, title, points, " ".join(path), y_ticks, x_ticks)
+    latest = None if values[-1] is None else show(values[-1])
+    return TrendChart(chart_id, title, points, " ".join(path), y_ticks, x_ticks, latest)
 
 
 def trends(records: Sequence[TrendRecord], source: str | Path) -> Trends:

@@ -274,8 +274,8 @@ def anchor(prefix: str, name: str) -> str:
 
 
 def mutant_views(result: CampaignResult) -> list[MutantView]:
-    """Each mutant with the run that caught it: evidence, replay command, schedule file and
-    timeline, so a reader sees how the oracle caught it and can rerun that."""
+    """Each mutant with the run that caught it: evidence, replay command, the schedule the page
+    carries and the timeline, so a reader sees how the oracle caught it and can rerun that."""
     caught = sum(m.run is not None for m in result.mutants)
     return [
         MutantView(

@@ -129,11 +129,13 @@ def test_each_point_is_its_builds_figure_and_a_build_without_one_breaks_the_line
     assert xs[0] < xs[1] < xs[2] and xs[1] - xs[0] == xs[2] - xs[1]
     assert violations.path.count("M") == 1 and violations.path.count("L") == 2
     assert violations.points[1].title == "2026-12-02 0000001: 2"
+    assert violations.latest == "4"
 
     power = trend_chart("p", "Power", records, lambda r: r.power, fmt)
     assert [p.value for p in power.points] == [0.5, 1.0]
     assert [p.x for p in power.points] == [xs[0], xs[2]]  # the same builds' places
     assert power.path.count("M") == 2 and "L" not in power.path  # a gap, not a zero
+    assert trend_chart("p", "Power", records[:2], lambda r: r.power, fmt).latest is None
 
 
 def test_the_charts_draw_the_last_builds_only() -> None:
