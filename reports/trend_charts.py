@@ -8,10 +8,11 @@ figure (no mutants hunted, so no power) leaves a gap in its line rather than a z
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from killpoint.reports.charts import Tick, fmt
+from killpoint.reports.definitions import definition
 from killpoint.reports.figures import percent
 from killpoint.reports.trends import TrendRecord
 
@@ -37,6 +38,7 @@ class TrendChart:
     y_ticks: list[Tick]
     x_ticks: list[Tick]
     latest: str | None = None  # the last build's figure, beside the title
+    meaning: str = ""  # its definition (`reports.definitions`), under the chart
     width: float = WIDTH
     height: float = HEIGHT
     empty: str | None = None
@@ -54,12 +56,19 @@ class Trends:
 
 
 Figure = Callable[[TrendRecord], float | None]
-FIGURES: list[tuple[str, str, Figure, Callable[[float], str]]] = [
-    ("violations", "Violations", lambda r: float(r.violations), fmt),
-    ("duplicates", "Duplicate-effect rate", lambda r: r.duplicate_effect_rate, percent),
-    ("review", "Needs-review rate", lambda r: r.needs_review_rate, percent),
-    ("power", "Power (mutants caught)", lambda r: r.power, percent),
-    ("speed", "Runs per second", lambda r: r.runs_per_s, fmt),
+# (chart id, title, its definition's key, the figure of a build, how a value is printed)
+FIGURES: list[tuple[str, str, str, Figure, Callable[[float], str]]] = [
+    ("violations", "Violations", "violations", lambda r: float(r.violations), fmt),
+    (
+        "duplicates",
+        "Duplicate-effect rate",
+        "duplicate_effects",
+        lambda r: r.duplicate_effect_rate,
+        percent,
+    ),
+    ("review", "Needs-review rate", "needs_review", lambda r: r.needs_review_rate, percent),
+    ("power", "Power (mutants caught)", "mutation_score", lambda r: r.power, percent),
+    ("speed", "Runs per second", "runs_per_s", lambda r: r.runs_per_s, fmt),
 ]
 
 
@@ -107,5 +116,8 @@ def trends(records: Sequence[TrendRecord], source: str | Path) -> Trends:
     return Trends(
         source=Path(source).name,
         builds=len(last),
-        charts=[trend_chart(i, t, last, f, show) for i, t, f, show in FIGURES],
+        charts=[
+            replace(trend_chart(i, t, last, f, show), meaning=definition(key).meaning)
+            for i, t, key, f, show in FIGURES
+        ],
     )

@@ -12,6 +12,7 @@ import pytest
 from killpoint.contract.errors import KillpointError
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.charts import fmt
+from killpoint.reports.definitions import definition
 from killpoint.reports.html import render_html
 from killpoint.reports.trend_charts import BOTTOM, HEIGHT, LAST_BUILDS, TOP, trend_chart, trends
 from killpoint.reports.trends import (
@@ -147,6 +148,7 @@ def test_the_charts_draw_the_last_builds_only() -> None:
     assert [p.value for p in by_id["violations"].points] == list(range(5, LAST_BUILDS + 5))
     assert [p.value for p in by_id["speed"].points] == [10.0] * LAST_BUILDS
     assert by_id["power"].empty == "no build measured it"
+    assert by_id["speed"].meaning == definition("runs_per_s").meaning  # said on the page
 
 
 def test_the_report_shows_trends_only_when_given_a_history(
