@@ -25,6 +25,7 @@ class CarriedSchedule:
     json: str  # indented, to read on the page
     href: str  # a data: URL of the same schedule, for the download link
     replay: str | None  # `killpoint replay NAME.json`; None when the schedule names no engine
+    engine: str | None  # the engine the schedule names
 
 
 def file_name(run: RunResult) -> str:
@@ -54,4 +55,5 @@ def carried(run: RunResult, name_engine: bool = False) -> CarriedSchedule:
         json=run.schedule.model_dump_json(indent=2),
         href="data:application/json;base64," + base64.b64encode(compact).decode(),
         replay=replay_for(run, name_engine),
+        engine=run.schedule.engine,
     )

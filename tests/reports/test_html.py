@@ -225,7 +225,7 @@ def test_each_caught_mutant_shows_the_run_that_caught_it(campaign: CampaignResul
     assert link.attrs["download"] == "order_saga-r7.json"
     assert "payments charged order-r7 twice" in html
     assert "<code>order_saga: w0 charge:transport.response_received</code>" in html
-    assert "your engine's module" not in html  # a mutant is ours: no module of the user's
+    assert "your project's folder" not in html  # a mutant is ours: no module of the user's
 
 
 def test_a_hunt_report_is_its_mutants_alone_green_when_each_is_caught(

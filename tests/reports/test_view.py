@@ -91,3 +91,11 @@ def test_junit_keeps_the_campaigns_own_path_read_beside_the_campaign(
 def test_recovery_time_chart_carries_its_percentiles(campaign: CampaignResult) -> None:
     chart = next(c for c in build_page(campaign).charts if c.id == "recovery-clock")
     assert chart.note == "p50 61 s · p90 130 s · p99 130 s · max 130 s"
+
+
+def test_an_engine_of_the_users_own_is_named_where_its_command_must_run(
+    campaign: CampaignResult,
+) -> None:
+    run = _violation(campaign, engine="broken_engine:factory")
+    html = section_of(render_html(_with(campaign, run)), "violations")
+    assert "where its engine <code>broken_engine:factory</code> loads" in html
