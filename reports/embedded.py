@@ -5,8 +5,8 @@ campaign's folder stays behind on the machine that ran it, and is pruned there b
 campaigns (`killpoint clean`, `--keep-campaigns`). So every run the page shows with a replay
 command carries its schedule in the page: the JSON to read, a download link that saves it under
 its file name, and the command `killpoint replay NAME.json`, relative, run in the folder the
-file was saved in. Schedules are small (well under a kilobyte or two), and one file cannot lose
-its schedules on the way as a folder beside it could.
+file was saved in. Schedules are small (a few hundred bytes to a few kilobytes), and one file
+cannot lose its schedules on the way, as a folder beside it could.
 """
 
 from __future__ import annotations

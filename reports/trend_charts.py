@@ -72,10 +72,13 @@ FIGURES: list[tuple[str, str, str, Figure, Callable[[float], str]]] = [
 ]
 
 
+def day(record: TrendRecord) -> str:
+    return record.when.strftime("%Y-%m-%d")
+
+
 def build_label(record: TrendRecord) -> str:
     """`2026-12-08 1a79349`: the day and the short commit, when there is one."""
-    day = record.when.strftime("%Y-%m-%d")
-    return f"{day} {record.commit[:7]}" if record.commit else day
+    return f"{day(record)} {record.commit[:7]}" if record.commit else day(record)
 
 
 def trend_chart(
@@ -103,9 +106,9 @@ def trend_chart(
         path.append(f"{'L' if pen_down else 'M'}{x:.1f} {y:.1f}")
         pen_down = True
     y_ticks = [Tick(y1, show(0.0)), Tick(y0, show(top))]
-    x_ticks = [Tick(x0, build_label(records[0]).split()[0])]
+    x_ticks = [Tick(x0, day(records[0]))]
     if len(records) > 1:
-        x_ticks.append(Tick(x1, build_label(records[-1]).split()[0]))
+        x_ticks.append(Tick(x1, day(records[-1])))
     latest = None if values[-1] is None else show(values[-1])
     return TrendChart(chart_id, title, points, " ".join(path), y_ticks, x_ticks, latest)
 
