@@ -9,10 +9,8 @@ aggregated.
 from __future__ import annotations
 
 import re
-import shlex
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from killpoint.harness.results import (
@@ -24,10 +22,10 @@ from killpoint.harness.results import (
 )
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.deploys import DeployRow, deploy_rows
+from killpoint.reports.embedded import CarriedSchedule, carried
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.objectives_view import ObjectivesView, objective_views
-from killpoint.reports.places import Where
 from killpoint.reports.queue import QueueView, queue_view
 from killpoint.reports.timeline import Timeline, build_timeline
 
@@ -66,11 +64,9 @@ class ViolationView:
     run: RunResult
     failed: list[Verdict]
     evidence: dict[str, list[str]]  # checker -> its smallest evidence, capped
-    replay: str | None  # complete by itself; None when it could not be (see `replay_command`)
-    replay_from_launch: bool  # the schedule path is relative to the folder the campaign ran in
+    replay: str | None  # complete by itself; None when it could not be (see `replay_for`)
     own_module: bool  # its engine may be a module of the user's own (a mutant is ours)
-    schedule_file: str | None  # relative to the report's folder when it was written to a file
-    schedule_json: str | None
+    schedule: CarriedSchedule  # carried in the page: it replays wherever the page is opened
     timeline: Timeline | None
 
 
@@ -108,7 +104,6 @@ class Page:
     run_table: list[dict[str, Any]]
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
-    where: Where | None  # the report file's folder, when it is written to one
     objectives: list[ObjectivesView]  # per scenario: declared RPO/RTO, and the runs missing them
     queue: QueueView  # the runs that ended waiting for a person
     deploys: list[DeployRow] = field(default_factory=list)  # per strategy (`reports.deploys`)
@@ -258,44 +253,17 @@ def charts(metrics: CampaignMetrics) -> list[Chart]:
     ]
 
 
-def replay_command(
-    run: RunResult, where: Where | None = None, name_engine: bool = False
-) -> str | None:
-    """`killpoint replay FILE`, complete by itself: the schedule names the engine it ran, so no
-    flag is needed (`name_engine` says it all the same, `--engine mutant:NAME`, where the
-    engine is the point: a caught mutant); FILE is relative to the report's folder when `where`
-    says where that is. None without a saved file, or when the engine was handed to the harness
-    as an object (the schedule names none, and only the test that built it can rebuild it)."""
-    engine = run.schedule.engine
-    if run.schedule_file is None or engine is None:
-        return None
-    command = f"killpoint replay {shlex.quote(schedule_path(run.schedule_file, where))}"
-    return f"{command} --engine {shlex.quote(engine)}" if name_engine else command
-
-
-def schedule_path(recorded: str, where: Where | None) -> str:
-    return recorded if where is None else where.path(recorded)
-
-
-def violation_view(
-    run: RunResult, with_timeline: bool, where: Where | None = None, name_engine: bool = False
-) -> ViolationView:
+def violation_view(run: RunResult, with_timeline: bool, name_engine: bool = False) -> ViolationView:
     failed = [v for v in run.verdicts if v.valid is False]
     refs = [ref for v in failed for ref in v.refs]
-    replay = replay_command(run, where, name_engine)
+    schedule = carried(run, name_engine)
     return ViolationView(
         run=run,
         failed=failed,
         evidence={v.checker: v.evidence[:MAX_EVIDENCE_LINES] for v in failed},
-        replay=replay,
-        replay_from_launch=(
-            replay is not None and where is None and not Path(str(run.schedule_file)).is_absolute()
-        ),
+        replay=schedule.replay,
         own_module=not str(run.schedule.engine).startswith("mutant:"),
-        schedule_file=None
-        if run.schedule_file is None
-        else schedule_path(run.schedule_file, where),
-        schedule_json=None if replay else run.schedule.model_dump_json(indent=2),
+        schedule=schedule,
         timeline=build_timeline(run.history, refs) if with_timeline and run.history else None,
     )
 
@@ -305,28 +273,28 @@ def anchor(prefix: str, name: str) -> str:
     return f"{prefix}-{re.sub(r'[^A-Za-z0-9_-]', '-', name)}"
 
 
-def mutant_views(result: CampaignResult, where: Where | None) -> list[MutantView]:
-    """Each mutant with the run that caught it: evidence, replay command, schedule file and
-    timeline, so a reader sees how the oracle caught it and can rerun that."""
+def mutant_views(result: CampaignResult) -> list[MutantView]:
+    """Each mutant with the run that caught it: evidence, replay command, the schedule the page
+    carries and the timeline, so a reader sees how the oracle caught it and can rerun that."""
     caught = sum(m.run is not None for m in result.mutants)
     return [
         MutantView(
             result=m,
             anchor=anchor("mutant", m.mutant),
-            caught_by=None if m.run is None else violation_view(m.run, True, where, True),
+            caught_by=None if m.run is None else violation_view(m.run, True, True),
             open=caught <= OPEN_CATCHES,
         )
         for m in result.mutants
     ]
 
 
-def expected_views(result: CampaignResult, where: Where | None) -> list[ExpectedView]:
+def expected_views(result: CampaignResult) -> list[ExpectedView]:
     catches = result.caught_as_expected
     return [
         ExpectedView(
             catch=c,
             anchor=anchor("expected", str(i)),
-            first=violation_view(c.first, True, where, True),
+            first=violation_view(c.first, True, True),
             open=len(catches) <= OPEN_CATCHES,
         )
         for i, c in enumerate(catches, 1)
@@ -353,8 +321,8 @@ def run_table(result: CampaignResult) -> list[dict[str, Any]]:
     return [{"scenario": s, "kind": k, **c} for (s, k), c in table.items()]
 
 
-def build_page(result: CampaignResult, where: Where | None = None) -> Page:
-    """The page of `result`; its paths relative to the report's folder when `where` is given."""
+def build_page(result: CampaignResult) -> Page:
+    """The page of `result`, carrying the schedules it shows (`reports.embedded`)."""
     metrics = campaign_metrics(result)
     violating = result.violations
     columns, rows = coverage(result)
@@ -369,11 +337,10 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
         boundary_columns=columns,
         coverage=rows,
         charts=charts(metrics),
-        violations=[violation_view(r, True, where) for r in violating[:MAX_DETAILED_VIOLATIONS]],
-        where=where,
+        violations=[violation_view(r, True) for r in violating[:MAX_DETAILED_VIOLATIONS]],
         omitted_violations=max(0, len(violating) - MAX_DETAILED_VIOLATIONS),
-        mutants=mutant_views(result, where),
-        caught_as_expected=expected_views(result, where),
+        mutants=mutant_views(result),
+        caught_as_expected=expected_views(result),
         run_table=run_table(result),
         violation_counts=[
             (s, c, n)
@@ -382,9 +349,7 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
             ).most_common()
         ],
         expected=expected_outcomes(metrics),
-        objectives=objective_views(
-            result, metrics.objectives, lambda run: replay_command(run, where)
-        ),
+        objectives=objective_views(result, metrics.objectives),
         deploys=deploy_rows(result),
         queue=queue_view(result),
     )
