@@ -1,6 +1,7 @@
-"""The stateful example of docs/guide/hypothesis.md, copied into a fresh project as a user would: the machine for
-the team's own scenario catches a broken engine, shrinks the failure to a program of explicit
-rule calls, and that program, pasted below the machine, fails the same way."""
+"""The stateful example of docs/guide/hypothesis.md, copied into a fresh project as a user
+would: the machine for the team's own scenario catches a broken engine, shrinks the failure to
+a program of explicit rule calls, and that program, pasted below the machine, fails the same
+way."""
 
 from __future__ import annotations
 
