@@ -102,8 +102,8 @@ class WorkerEnv:
         lease_ttl: the lease time the harness expects the engine to use, in clock seconds.
         deploy: a deploy in progress, as the worker is told of it.
         secrets: the world's secrets (a sealing key, the services' token), also in the
-            environment: use them, never store them; each is a canary the oracle looks for
-            after the run (`secrets_kept`). None outside a world.
+            environment (`killpoint.contract.secrets`): use them, never store them; each is a
+            canary the oracle looks for after the run (`secrets_kept`). None outside a world.
         took_start: for an engine whose `start` returns before the message is durably taken
             (class attribute `defers_start = True`): call it once it is; until then each
             later worker is handed the start message again, as a queue redelivers.
@@ -111,19 +111,13 @@ class WorkerEnv:
 
     owner: str
     store: StoreHandle
-    http: httpx.Client  # to the services: the harness watches (and faults) it at the transport
-    hook: BoundaryHook  # call it wherever the worker could die
+    http: httpx.Client
+    hook: BoundaryHook
     clock: Clock
-    versions: Versions  # what this worker runs (a deploy between workers changes them)
+    versions: Versions
     lease_ttl: float
-    deploy: DeployNotice | None = None  # a deploy in progress, as the worker is told of it
-    # the world's secrets (a sealing key, the services' token), also in the environment
-    # (`killpoint.contract.secrets`): use them, never store them — each is a canary
-    # the oracle looks for after the run (`secrets_kept`); None outside a world (a soak)
+    deploy: DeployNotice | None = None
     secrets: Secrets | None = None
-    # the start message is durably taken, for an engine whose `start` returns before it is (a
-    # class attribute `defers_start = True` says so): until it is called, each later worker is
-    # handed the start message again, as a queue redelivers a message nobody acknowledged
     took_start: Callable[[], None] | None = None
 
     @property
@@ -144,10 +138,8 @@ class WorkerEnv:
 
 
 class EngineUnderTest(Protocol):
-    """What the harness drives: one object per worker, built by an `EngineFactory`.
-
-    A worker may die at any boundary hook and any request; the next worker is a new object
-    on the same durable store, and `resume` must carry the run on from there."""
+    """What the harness drives: one object per worker, built by an `EngineFactory`. A worker may
+    die at any boundary hook and any request; the next is a new object on the same store."""
 
     def start(self, scenario: Scenario, workflow_id: str, input: Mapping[str, JsonValue]) -> bool:
         """Accept the start message; False when the workflow already exists (redelivery)."""
@@ -182,8 +174,6 @@ class EngineFactory(Protocol):
 class CheckpointRecord(BaseModel):
     """A committed checkpoint as the oracle sees it: engine-neutral, nothing trusted.
 
-    How to number re-runs and forks: the documentation's "History readers" page.
-
     Attributes:
         sequence: 1, 2, … in the engine's order of commits; two checkpoints written from one
             parent (a fork) keep one number.
@@ -191,15 +181,11 @@ class CheckpointRecord(BaseModel):
         status: the run's status then (`RunStatus` values).
         run_id: the lineage it belongs to; `parent_run_id` and `decision` (`branch`,
             `restart`, `migrate`) for one that starts a new lineage on purpose.
-        budget: what was left of the budget, where the engine keeps one.
         outputs: the pure steps' outputs it holds (verified completion validates them).
         fencing_token: the lease token the row was written under, where the engine has one.
-        created_at: when it was committed, on the world clock.
-        size: the bytes stored for it, for the storage metrics.
+        created_at: when it was committed, on the world clock; `size`: its bytes stored.
         trusted: False for a row that failed its engine's integrity check (only the row's own
             fields are then known).
-        versions: the executable contract it was written under.
-        input: the validated input it carries, where shown.
     """
 
     model_config = ConfigDict(frozen=True)

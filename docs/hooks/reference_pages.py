@@ -94,6 +94,14 @@ def scenario_page(s: Scenario) -> str:
         "| --- | --- | --- | --- | --- | --- |",
         *(step_row(t) for t in wf.transitions),
         "",
+        *input_section(s, example),
+        *effects_section(s, example),
+    ]
+    return "\n".join(lines)
+
+
+def input_section(s: Scenario, example: dict[str, JsonValue]) -> list[str]:
+    return [
         "## Input",
         "",
         f"`make_input(run_id)` makes one run's input; business keys carry the run id, because the "
@@ -116,6 +124,11 @@ def scenario_page(s: Scenario) -> str:
         "| --- | --- | --- |",
         *probe_rows(s, example),
         "",
+    ]
+
+
+def effects_section(s: Scenario, example: dict[str, JsonValue]) -> list[str]:
+    return [
         "## Expected effects and outcome",
         "",
         f"A run must end `{s.expected_status.value}` and cause each of these once, as the "
@@ -147,7 +160,6 @@ def scenario_page(s: Scenario) -> str:
         ),
         "",
     ]
-    return "\n".join(lines)
 
 
 def step_row(t: Transition) -> str:
