@@ -1,5 +1,6 @@
-"""The CI templates users copy (.github/, .gitlab/; docs/ci.md): valid for their CI, calling the
-real CLI, covering every shard, and letting the merge, not a shard, fail on a violation.
+"""The CI templates users copy (.github/, .gitlab/, shown in docs/ci.md): valid for their CI,
+calling the real CLI, covering every shard, and letting the merge, not a shard, fail on a
+violation.
 
 Each YAML is validated against its CI's schema (check-jsonschema's vendored copies: nothing is
 downloaded), and its shell scripts run with a stand-in `killpoint` whose calls are parsed by the
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.blocks import ROOT, read_blocks
 from tests.support.ci_templates import (
     ACTION,
     GITLAB,
@@ -184,3 +186,16 @@ def test_the_gitlab_merge_needs_every_shard_and_reports_its_junit(tmp_path: Path
     assert _merged(ran.calls) == results
     junit = ran.calls[0][ran.calls[0].index("--junit") + 1]
     assert job["artifacts"]["reports"]["junit"] == junit
+
+
+@pytest.mark.parametrize(
+    ("example", "template"),
+    [("ci-github-shard-job", WORKFLOW), ("ci-gitlab-shard-job", GITLAB)],
+)
+def test_the_docs_show_the_templates_as_they_are(example: str, template: Path) -> None:
+    """docs/ci.md's excerpts are parts of the templates, verbatim:
+    <!-- example: ci-github-shard-job -->
+    <!-- example: ci-gitlab-shard-job -->
+    """
+    (block,) = [b for b in read_blocks(ROOT / "docs/ci.md") if b.marker.get("example") == example]
+    assert block.text in template.read_text()
