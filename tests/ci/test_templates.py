@@ -103,6 +103,26 @@ def test_a_shard_lets_a_violation_through_to_the_merge_but_not_a_broken_run(
     assert "result=killpoint-out/result-1.json\n" in ran.output
 
 
+@pytest.mark.parametrize(
+    ("scenarios", "args", "found"),
+    [
+        ("email order_saga", "--explore 30s --no-real-pass", []),
+        ("email nope", "", ["no scenario 'nope'"]),
+        ("", "--no-such-flag", ["No such option"]),
+    ],
+)
+def test_the_action_passes_each_scenario_and_extra_flag_to_the_cli(
+    tmp_path: Path, scenarios: str, args: str, found: list[str]
+) -> None:
+    env = _action_env(2) | {"SCENARIOS": scenarios, "ARGS": args}
+    (call,) = run_script(_action_script(), env, tmp_path).calls
+    named = [call[i + 1] for i, word in enumerate(call) if word == "--scenario"]
+    assert named == scenarios.split()
+    assert all(word in call for word in args.split())
+    seen = problems([call])
+    assert [f for f in found if not any(f in p for p in seen)] == [] and len(seen) == len(found)
+
+
 def _results(folder: Path, shards: int) -> list[str]:
     """Shard results as the artifacts bring them into the merge job's `killpoint-out/`."""
     (folder / "killpoint-out").mkdir()
