@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from itertools import islice
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +19,7 @@ from killpoint.harness.cli._trend import TrendOption, check_trend
 from killpoint.harness.results import CampaignResult, load_result
 
 PathOption = Annotated[Path | None, typer.Option(metavar="PATH", show_default=False)]
+SHARD = re.compile(r"(\d+)/(\d+)")
 
 
 @app.command()
@@ -55,7 +58,11 @@ def merge(
         {"--report": report, "--junit": junit, "--out": out, "--summary-md": summary_md}
     )
     check_trend(trend)
-    merged = merge_results([load_result(path) for path in results])
+    parts = [load_result(path) for path in results]
+    missing = _missing_shards(parts)
+    if missing:
+        raise KillpointError(f"not every shard is here: {missing}; merge every shard's result")
+    merged = merge_results(parts)
     written, unwritten = write_outputs(merged, report, junit, out, trend=trend)
     if summary_md is not None:
         summary_line, summary_failed = _write_summary(merged, summary_md)
@@ -76,3 +83,20 @@ def _write_summary(merged: CampaignResult, path: Path) -> tuple[list[str], str]:
         return [f"summary: {write_atomic(path, summary_markdown(merged))}"], ""
     except OSError as exc:
         return [], f"could not write summary {path}: {exc.strerror or exc}"
+
+
+def _missing_shards(parts: list[CampaignResult]) -> str:
+    """The shards of a sharded campaign that no part is ("" when none is missing): merged
+    without them, a campaign with a shard lost (an artifact missing in CI) would pass as whole."""
+    seen: dict[int, set[int]] = {}
+    for part in parts:
+        found = SHARD.fullmatch(part.shard or "")
+        if found:
+            seen.setdefault(int(found[2]), set()).add(int(found[1]))
+    missing = []
+    for total, indices in sorted(seen.items()):
+        count = total - len({i for i in indices if 1 <= i <= total})
+        first = islice((i for i in range(1, total + 1) if i not in indices), 3)
+        shown = ", ".join(f"{i}/{total}" for i in first) + (" …" if count > 3 else "")
+        missing += [f"{shown} ({count} of {total} missing)"] if count else []
+    return "; ".join(missing)

@@ -66,7 +66,7 @@ def test_a_pipe_or_newline_in_a_verdict_stays_inside_its_cell() -> None:
 
 def test_merge_writes_the_summary_and_still_exits_1_on_a_violation(tmp_path: Path) -> None:
     shard = tmp_path / "result-1.json"
-    shard.write_text(sample_campaign().model_dump_json())
+    shard.write_text(sample_campaign().model_copy(update={"shard": None}).model_dump_json())
     summary = tmp_path / "summary.md"
     done = CliRunner().invoke(app, ["merge", str(shard), "--summary-md", str(summary)])
     assert done.exit_code == 1
@@ -76,7 +76,7 @@ def test_merge_writes_the_summary_and_still_exits_1_on_a_violation(tmp_path: Pat
 
 def test_an_unwritable_summary_path_is_refused_before_merging(tmp_path: Path) -> None:
     shard = tmp_path / "result-1.json"
-    shard.write_text(sample_campaign().model_dump_json())
+    shard.write_text(sample_campaign().model_copy(update={"shard": None}).model_dump_json())
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     done = CliRunner().invoke(app, ["merge", str(shard), "--summary-md", str(blocked / "s.md")])
