@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from killpoint.harness.cli import app
-from killpoint.harness.schedule import FaultSchedule, HitPoint, save_schedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
 from tests.support.fixtures import TEST_KEY
 
 BROKEN_ENGINE = '''
@@ -272,22 +272,19 @@ def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path
             assert f"--engine mutant:{mutant['mutant']}</code>" in page
 
 
-def test_mutants_hunts_a_teams_own_engine(
+def test_hunt_finds_the_smallest_violation_of_a_teams_own_engine(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "broken_engine.py").write_text(BROKEN_ENGINE)
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(
-        runner,
-        "mutants -s research_publish --engine broken_engine:factory --json --report hunt.html",
-    )
-    assert code == 0
-    (row,) = json.loads(out)
-    assert row["engine"] == "broken_engine:factory"
+    code, out, _ = _run(runner, "hunt -s research_publish --engine broken_engine:factory --json")
+    assert code == 1
+    hunted = json.loads(out)
+    assert hunted["engine"] == "broken_engine:factory" and hunted["violating"] > 0
     # the smallest failing schedule in the plan: a named case, or the single crash that proves it
-    assert row["violation_found"] and row["checker"] in ("expected_recovery", "single_effect")
-    assert row["schedule"]["crashes"]
-    assert "timeline" in (tmp_path / "hunt.html").read_text()
+    first = hunted["violation_groups"][0]
+    assert first["checker"] in ("expected_recovery", "single_effect")
+    assert load_schedule(first["smallest"]["schedule_file"]).crashes
 
 
 def test_replay_fails_when_a_crash_point_is_never_reached_unless_allowed(
