@@ -20,8 +20,8 @@ from typing import Annotated
 import typer
 
 from killpoint.contract.errors import KillpointError
+from killpoint.harness.campaign import hunt as hunting
 from killpoint.harness.campaign import launch
-from killpoint.harness.campaign.hunt import EngineHunt, engine_hunt
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._console import ci_console, line
 from killpoint.harness.cli._flags import with_options
@@ -68,7 +68,7 @@ def hunt(
     folder = fresh_folder(workdir, "hunt")
     shown = progress(quiet)
     try:
-        hunted = engine_hunt(spec, chosen, folder, options, first=first, on_run=shown.ran)
+        hunted = hunting.engine_hunt(spec, chosen, folder, options, first=first, on_run=shown.ran)
     finally:
         shown.close()
     runs = _saved(hunted.runs, folder)
@@ -97,7 +97,7 @@ def _save(run: RunResult, folder: Path) -> Path:
     return save_schedule(run.schedule, folder / "schedules" / f"{run.scenario}-{run.run_id}.json")
 
 
-def _print(hunted: EngineHunt, runs: Sequence[RunResult], scenarios: int) -> None:
+def _print(hunted: hunting.EngineHunt, runs: Sequence[RunResult], scenarios: int) -> None:
     console = ci_console()
     violating = [r for r in runs if r.valid is False]
     unknown = [r for r in runs if r.valid == "unknown"]
@@ -113,7 +113,9 @@ def _print(hunted: EngineHunt, runs: Sequence[RunResult], scenarios: int) -> Non
     line(console, phases_line(runs))
 
 
-def _json(hunted: EngineHunt, runs: Sequence[RunResult], scenarios: int) -> dict[str, object]:
+def _json(
+    hunted: hunting.EngineHunt, runs: Sequence[RunResult], scenarios: int
+) -> dict[str, object]:
     from killpoint.reports.metrics import groups_json, phases_json
 
     return {
