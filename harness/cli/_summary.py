@@ -130,7 +130,7 @@ def print_groups(
     console: Console, runs: Sequence[RunResult], valid: Valid, listed_in: str = "the result file"
 ) -> None:
     """The runs judged `valid` (False: violating; "unknown") by class, smallest first: each
-    class's smallest run with its checker's summary, schedule and replay command, then how
+    class's smallest run with its checker's summary, replay command and schedule, then how
     many more runs the class holds; the classes past `SHOWN_GROUPS` are left to `listed_in`."""
     groups = violation_groups(runs)
     if not groups:
@@ -154,9 +154,9 @@ def print_groups(
             line(console, (mark, style), f"{run.scenario} [{v.checker}] {v.summary}")
         if len(doubted) > len(shown):
             line(console, f"    and {len(doubted) - len(shown)} more checks unknown on this run")
-        line(console, f"    {run.kind} run {run.run_id}: {run.label}")
         if run.schedule_file:
             line(console, f"    replay: {replay_command(run.schedule_file)}")
+        line(console, f"    {run.kind} run {run.run_id}: {run.label}")
         if len(group.runs) > 1:
             line(
                 console,

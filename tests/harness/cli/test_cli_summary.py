@@ -9,6 +9,7 @@ results: no campaign is run.
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import pytest
@@ -50,6 +51,21 @@ def _violating(n: int, classes: int = 1) -> CampaignResult:
     return base.model_copy(update={"runs": [r for r in base.runs if r.valid] + runs})
 
 
+def _smallest_last() -> CampaignResult:
+    """Three violating runs of one class; the last by id is the smallest: one crash where the
+    others have two."""
+    result = _violating(3)
+
+    def twice(run: RunResult) -> RunResult:
+        crashes = 2 * run.schedule.crashes
+        return run.model_copy(
+            update={"schedule": run.schedule.model_copy(update={"crashes": crashes})}
+        )
+
+    runs = [r if r.valid or r.run_id == "single-02" else twice(r) for r in result.runs]
+    return result.model_copy(update={"runs": runs})
+
+
 def _printed(result: CampaignResult, capsys: pytest.CaptureFixture[str]) -> list[str]:
     print_summary(result, as_json=False, written=[f"result: {DEEP}/result.json"])
     return capsys.readouterr().out.splitlines()
@@ -88,17 +104,7 @@ def test_paths_are_never_broken_across_lines(capsys: pytest.CaptureFixture[str])
 def test_a_class_shows_its_smallest_run_and_counts_the_rest(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    result = _violating(3)
-
-    def twice(run: RunResult) -> RunResult:  # two crashes where it had one
-        crashes = 2 * run.schedule.crashes
-        return run.model_copy(
-            update={"schedule": run.schedule.model_copy(update={"crashes": crashes})}
-        )
-
-    # the last violating run by id is the smallest: one crash where the others have two
-    runs = [r if r.valid or r.run_id == "single-02" else twice(r) for r in result.runs]
-    lines = _printed(result.model_copy(update={"runs": runs}), capsys)
+    lines = _printed(_smallest_last(), capsys)
     assert [line for line in lines if "replay: " in line] == [
         f"    replay: {replay_command(f'{DEEP}/schedules/order_saga-single-02.json')}"
     ]
@@ -155,3 +161,24 @@ def test_the_mutant_table_is_printed_with_each_mutants_checker_and_runs(
     assert "single_effect" in rows["no_ledger"] and " 4 " in rows["no_ledger"]
     assert "verified_completion" in rows["skip_verify"]
     assert "ESCAPED" in rows["stale_approval"]
+
+
+def test_the_json_summary_orders_groups_and_counts_phases_as_the_console_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    print_summary(_smallest_last().model_copy(update={"wall_s": 3.0}), as_json=True, written=[])
+    summary = json.loads(capsys.readouterr().out)
+    assert [v["run_id"] for v in summary["violations"]] == ["single-02", "single-00", "single-01"]
+    [group] = summary["violation_groups"]
+    assert (group["checker"], group["fault"], group["runs"], group["more"]) == (
+        "single_effect",
+        "transport.response_received",
+        3,
+        2,
+    )
+    assert group["smallest"]["run_id"] == "single-02" and group["smallest"]["phase"] == "single"
+    assert group["smallest"]["summary"] == "payments.create_charge [order-2] took effect 2 times"
+    assert {p["phase"]: p["violating"] for p in summary["phases"]} == {
+        "clean": 0, "single": 3, "network": 0, "generated": 0,
+    }  # fmt: skip
+    assert summary["wall_s"] == 3.0 and summary["runs"] == sum(p["runs"] for p in summary["phases"])
