@@ -101,12 +101,18 @@ def _print(hunted: hunting.EngineHunt, runs: Sequence[RunResult], scenarios: int
     console = ci_console()
     violating = [r for r in runs if r.valid is False]
     unknown = [r for r in runs if r.valid == "unknown"]
-    plan = "the whole plan" if hunted.whole else "up to its first violation (--first)"
     if violating:
-        line(console, ("FAIL ", "bold red"), f"{hunted.engine}: violations found in {plan}")
-    else:
+        found = "violations found in the whole plan"
+        if not hunted.whole:
+            found = "a violation found; --first stopped the hunt there"
+        line(console, ("FAIL ", "bold red"), f"{hunted.engine}: {found}")
+    else:  # a hunt that finds nothing makes the whole plan
         doubted = f"; {len(unknown)} run(s) unknown, not passes: listed below" if unknown else ""
-        line(console, ("PASS ", "bold green"), f"{hunted.engine}: no violation in {plan}{doubted}")
+        line(
+            console,
+            ("PASS ", "bold green"),
+            f"{hunted.engine}: no violation in the whole plan{doubted}",
+        )
     print_groups(console, violating, False, "--json")
     print_groups(console, unknown, "unknown", "--json")
     line(console, f"{totals(runs, f'{hunted.seconds:.1f}s')} over {scenarios} scenario(s)")

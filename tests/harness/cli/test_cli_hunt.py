@@ -92,6 +92,9 @@ def test_first_stops_at_the_first_violation(runner: CliRunner, tmp_path: Path) -
     assert first["whole_plan"] is False and first["violating"] == 1
     [group] = first["violation_groups"]
     assert group["checker"] == "verified_completion" and group["smallest"]["phase"] == "clean"
+    code, out, _ = _hunt(runner, tmp_path / "text", *args[:-1], "--first")
+    assert code == 1
+    assert out.startswith(f"FAIL {engine}: a violation found; --first stopped the hunt there")
 
 
 @pytest.mark.parametrize(
