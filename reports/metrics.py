@@ -242,6 +242,7 @@ def summary_json(result: CampaignResult) -> dict[str, Any]:
         "valid": valid,
         "scenarios": [s.scenario for s in result.scenarios],
         "runs": len(result.runs),
+        "duration_s": result.duration_s,
         "wall_s": result.wall_s,
         "phases": phases_json(result.runs),
         "per_scenario": {s.scenario: _scenario_json(s) for s in result.scenarios},

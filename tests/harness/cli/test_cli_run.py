@@ -65,6 +65,9 @@ def test_run_json_summary_names_scenarios_boundaries_and_metrics(
     assert email["boundaries_crashed"]["count"] == email["boundaries_discovered"]["count"] > 5
     assert summary["violations"] == []
     assert "resume_success" in summary["metrics"]
+    phases = {p["phase"]: p["runs"] for p in summary["phases"]}
+    assert phases["clean"] == 1 and phases["single"] > 5
+    assert sum(phases.values()) == summary["runs"]
 
 
 def test_run_writes_report_and_junit(runner: CliRunner, tmp_path: Path) -> None:
@@ -255,6 +258,9 @@ def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path
     )
     summary = json.loads(out)
     caught = {m["mutant"]: m["caught"] for m in summary["mutants"]}
+    hunting = sum(m["seconds_to_detection"] or 0 for m in summary["mutants"])
+    # one wall time for the whole job: the campaign's, then the hunts'
+    assert summary["wall_s"] >= summary["duration_s"] + hunting
     assert list(caught) == [
         "budgets_reset_on_restart",
         "approvals_not_revalidated",
