@@ -179,7 +179,8 @@ class CampaignResult(_Model):
     started_at: str
     duration_s: Seconds = 0.0  # the campaign's (with shards, the longest shard's)
     # the whole job's, from start to summary: the campaign and its mutant hunts (`run
-    # --mutants`); None where no command timed it (a file from before, a merge, the plugin)
+    # --mutants`); merged shards, the longest's; None where no command timed it (a file from
+    # before, the plugin)
     wall_s: Seconds | None = None
     scenarios: list[ScenarioCoverage]
     runs: list[RunResult]

@@ -11,6 +11,7 @@ It is the harness's self-test: a team's own engine is hunted by `killpoint hunt 
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import Annotated
@@ -65,7 +66,7 @@ def mutants(
     if engine is not None:
         raise KillpointError(
             f"mutants hunts the catalogue's mutants; hunt your engine with "
-            f"`killpoint hunt --engine {engine}`"
+            f"`killpoint hunt --engine {shlex.quote(engine)}`"
         )
     checkpoint_key(use="scratch")
     chosen = launch.every_scenario(options.scenarios)

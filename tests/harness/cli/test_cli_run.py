@@ -149,18 +149,20 @@ def test_replay_of_a_named_case_checks_its_expected_recovery(
 
 
 def test_merge_of_shards_reports_every_run_once(runner: CliRunner, tmp_path: Path) -> None:
-    outs = []
+    outs, walls = [], []
     for shard in ("1/2", "2/2"):
         result = tmp_path / f"shard{shard[0]}.json"
-        code, _, _ = _run(runner, f"run -s email --no-double --json --shard {shard}",
-                          "--out", str(result), "--workdir", str(tmp_path))  # fmt: skip
+        code, out, _ = _run(runner, f"run -s email --no-double --json --shard {shard}",
+                            "--out", str(result), "--workdir", str(tmp_path))  # fmt: skip
         assert code == 0
         outs.append(str(result))
+        walls.append(json.loads(out)["wall_s"])
     code, out, _ = _run(runner, "merge", *outs, "--json")
     assert code == 0
     merged = json.loads(out)
     code, whole, _ = _run(runner, "run -s email --no-double --json --workdir", str(tmp_path))
     assert merged["runs"] == json.loads(whole)["runs"]
+    assert merged["wall_s"] == max(walls)  # shards run side by side: the longest's time
 
 
 @pytest.mark.parametrize(
