@@ -143,9 +143,7 @@ def _slow_recovery(history: History) -> Verdict | None:
 
 def _faults(history: History) -> tuple[list[Fault], list[str]]:
     """Every fault the history shows happened, each at the last worker it touched; and the
-    network faults it cannot place in a worker (one that leaves the journal as it would be
-    without it, or a journaled one no worker's turn holds)."""
-    ran = {w.worker for w in history.workers}
+    network faults it cannot place in a worker."""
     faults = [
         Fault(w.worker, f"worker {w.worker}: {w.reason or w.end}", _worker(w.worker))
         for w in history.deaths
@@ -153,19 +151,7 @@ def _faults(history: History) -> tuple[list[Fault], list[str]]:
     for index, tamper in enumerate(history.tampered):
         if tamper.applied:  # one the engine could not stage altered nothing; this meets the next
             what = f"after worker {tamper.after_worker}: {tamper.kind} tampered"
-            ref = EvidenceRef(kind="tamper", index=index)
-            faults.append(Fault(tamper.after_worker, what, ref))
-    hits = {(h.worker, h.step, h.boundary, h.occurrence): i for i, h in enumerate(history.hits)}
-    for jump in history.schedule.clock_jumps:  # a jump happens only where its boundary was hit
-        at = jump.at
-        index = hits.get((at.worker, at.step, at.boundary, at.occurrence))
-        if index is not None:
-            what = f"worker {at.worker}: clock jump {jump.seconds:g}s at {at.label()}"
-            faults.append(Fault(at.worker, what, EvidenceRef(kind="hit", index=index)))
-    for deploy in history.schedule.deploys:  # a deploy campaign's stray first delivery
-        if deploy.strategy is not None and deploy.from_worker in ran:
-            what = f"worker {deploy.from_worker}: first delivery of a {deploy.strategy} deploy"
-            faults.append(Fault(deploy.from_worker, what, _worker(deploy.from_worker)))
+            faults.append(Fault(tamper.after_worker, what, EvidenceRef(kind="tamper", index=index)))
     faults += [  # a lying start message, as delivered to its worker
         Fault(
             lie.worker,
@@ -175,15 +161,41 @@ def _faults(history: History) -> tuple[list[Fault], list[str]]:
         for lie in history.lies
         if lie.delivered
     ]
+    network, unplaced = _network_faults(history)
+    return [*faults, *_scheduled_faults(history), *network], unplaced
+
+
+def _scheduled_faults(history: History) -> list[Fault]:
+    """The schedule's clock jumps, deploy campaigns and racing pair, where they happened."""
+    ran = {w.worker for w in history.workers}
+    hits = {(h.worker, h.step, h.boundary, h.occurrence): i for i, h in enumerate(history.hits)}
+    faults = []
+    for jump in history.schedule.clock_jumps:  # a jump happens only where its boundary was hit
+        at = jump.at
+        hit = hits.get((at.worker, at.step, at.boundary, at.occurrence))
+        if hit is not None:
+            what = f"worker {at.worker}: clock jump {jump.seconds:g}s at {at.label()}"
+            faults.append(Fault(at.worker, what, EvidenceRef(kind="hit", index=hit)))
+    for deploy in history.schedule.deploys:  # a deploy campaign's stray first delivery
+        if deploy.strategy is not None and deploy.from_worker in ran:
+            what = f"worker {deploy.from_worker}: first delivery of a {deploy.strategy} deploy"
+            faults.append(Fault(deploy.from_worker, what, _worker(deploy.from_worker)))
     pair = history.schedule.interleave
     if pair is not None and pair.after_worker + 2 in ran:  # both racing workers are the fault
         second = pair.after_worker + 2
-        what = f"workers {second - 1} and {second} racing"
-        faults.append(Fault(second, what, _worker(second)))
+        faults.append(Fault(second, f"workers {second - 1} and {second} racing", _worker(second)))
+    return faults
+
+
+def _network_faults(history: History) -> tuple[list[Fault], list[str]]:
+    """The network faults the journal names, each in the worker whose turn its request fell
+    in; and those it cannot place: a rule whose fault leaves the journal as it would be without
+    it, or a named one in no worker's turn."""
     rules = history.schedule.network.rules
     unplaced = [
         f"{r.service}.{r.operation or '*'}:{r.mode}" for r in rules if r.mode not in JOURNALED
     ]
+    faults = []
     for request in history.requests:
         if request.outcome in JOURNALED:
             worker = _sender(history.workers, request.seq)

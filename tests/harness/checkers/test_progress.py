@@ -287,7 +287,8 @@ def test_a_worker_woken_after_the_end_recovered_nothing() -> None:
     recovery from worker 0's death took workers 1..3, ended by worker 3."""
     workers = [*_workers(4), worker(4)]
     redelivered = schedule(crashes=[CRASH], redeliver_after_end=True)
-    assert check_progress(completed_run(schedule=redelivered, workers=workers), WORKFLOW).valid
+    history = completed_run(schedule=redelivered, workers=workers)
+    assert check_progress(history, WORKFLOW).valid is True
 
 
 def test_a_needs_review_stop_is_an_end_not_a_lack_of_progress() -> None:
