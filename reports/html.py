@@ -8,6 +8,7 @@ it out. The file is rendered fully in memory before the old one is replaced.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -15,9 +16,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from killpoint.harness.results import CampaignResult
 from killpoint.reports._atomic import write_atomic
 from killpoint.reports.charts import fmt
+from killpoint.reports.definitions import METRICS
 from killpoint.reports.figures import percent
 from killpoint.reports.places import Where
-from killpoint.reports.view import OUTCOME_CLASSES, build_page
+from killpoint.reports.view import IN_TABLE, OUTCOME_CLASSES, build_page
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -34,6 +36,12 @@ def _maybe(value: float | None, unit: str = "") -> str:
     return "n/a" if value is None else f"{fmt(round(value, 2))}{unit}"
 
 
+def _compact(css: str) -> str:
+    """The stylesheet without comments and runs of blanks: a few KB of every page."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    return re.sub(r"\s*([{};:,])\s*|\s+", lambda m: m.group(1) or " ", css).strip()
+
+
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -46,6 +54,7 @@ def environment() -> Environment:
     env.filters["seconds"] = _seconds
     env.filters["maybe"] = _maybe
     env.filters["pct"] = percent
+    env.filters["compact"] = _compact
     return env
 
 
@@ -53,7 +62,15 @@ def render_html(result: CampaignResult, where: Where | None = None) -> str:
     """The page; with `where`, its paths are relative to the report's folder."""
     page = build_page(result, where)
     template = environment().get_template("report.html.j2")
-    return template.render(page=page, r=result, m=page.metrics, outcomes=OUTCOME_CLASSES)
+    defs = {d.key: d for d in METRICS}
+    return template.render(
+        page=page,
+        r=result,
+        m=page.metrics,
+        outcomes=OUTCOME_CLASSES,
+        defs=defs,
+        in_table=IN_TABLE,
+    )
 
 
 def write_html(result: CampaignResult, path: str | Path) -> Path:

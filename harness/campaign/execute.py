@@ -37,6 +37,11 @@ from killpoint.harness.run.world import World
 from killpoint.harness.scenario import Expect, Scenario
 from killpoint.harness.schedule import FaultSchedule, Tier, save_schedule
 
+# Histories kept of runs in doubt (unknown, or waiting for a person) for the report's timelines,
+# per campaign process: a history is some 20 KB of JSON, and a campaign may stop hundreds of
+# runs for review; every violation keeps its own.
+MAX_DOUBTED_HISTORIES = 20
+
 
 @dataclass
 class CampaignConfig:
@@ -153,6 +158,7 @@ class Campaign:
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)
+        self._doubts_kept = 0  # histories kept of runs in doubt (`MAX_DOUBTED_HISTORIES`)
 
     def close(self) -> None:
         try:
@@ -212,7 +218,9 @@ class Campaign:
         if schedule.tier != tier or schedule.engine != engine:
             schedule = schedule.model_copy(update={"tier": tier, "engine": engine})
         world = self.world_for(tier)
+        wall = time.perf_counter()
         history = run_in_tier(world, scenario, schedule, self.config.engine)
+        wall_s = time.perf_counter() - wall
         remember(self.stopped, kind, history)
         keep, shard = self.config.engine.keep, self.config.shard
         # the queue it leaves behind; every shard makes each recording, the first queues it
@@ -226,7 +234,12 @@ class Campaign:
         valid = combine(verdicts)
         objectives = measure_objectives(history, scenario.objectives)
         schedule_file = None
-        if valid is False or objectives.missed:  # a miss is replayed from the report too
+        doubted = valid == "unknown" or history.final_status in QUEUED
+        kept = valid is False or (doubted and self._doubts_kept < MAX_DOUBTED_HISTORIES)
+        if kept and valid is not False:
+            self._doubts_kept += 1
+        # a miss and a run in doubt are replayed from the report too
+        if valid is False or objectives.missed or doubted:
             path = self.config.workdir / "schedules" / f"{scenario.name}-{schedule.run_id}.json"
             schedule_file = str(save_schedule(schedule, path))
         result = RunResult(
@@ -242,9 +255,9 @@ class Campaign:
             controls=history.controls,
             verdicts=verdicts,
             valid=valid,
-            measures=measure(history, verdicts),
+            measures=measure(history, verdicts).model_copy(update={"wall_s": wall_s}),
             schedule_file=schedule_file,
-            history=history if valid is False else None,
+            history=history if kept else None,
             objectives=objectives,
         )
         return result, history
