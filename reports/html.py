@@ -39,7 +39,7 @@ def _maybe(value: float | None, unit: str = "") -> str:
 def _compact(css: str) -> str:
     """The stylesheet without comments and runs of blanks: a few KB of every page."""
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
-    return re.sub(r"\s*([{};:,])\s*|\s+", lambda m: m.group(1) or " ", css).strip()
+    return re.sub(r"\s*([{};])\s*|\s+", lambda m: m.group(1) or " ", css).strip()
 
 
 def environment() -> Environment:

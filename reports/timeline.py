@@ -40,6 +40,7 @@ class Mark:
     title: str
     classes: tuple[str, ...] = ()
     text: str = ""
+    lift: int = 0  # a step label's row above the lane: 1 where names would run into each other
 
 
 @dataclass
@@ -151,15 +152,24 @@ def _request_title(r: RequestRecord) -> str:
 
 
 def _fit_step_labels(lane: Lane) -> None:
-    """Shorten step names so each ends before the next one on the lane starts."""
+    """Keep step names whole: where one would run into the next, every other name is lifted
+    to a second row, and only a name that still does not fit is shortened (its full name on
+    hover)."""
     labelled = [i for i, m in enumerate(lane.marks) if m.text]
+    crowded = any(
+        len(lane.marks[i].text) * STEP_LABEL_CHAR_PX > lane.marks[j].x - lane.marks[i].x
+        for i, j in zip(labelled, labelled[1:], strict=False)
+    )
+    stride = 2 if crowded else 1
     for n, i in enumerate(labelled):
         mark = lane.marks[i]
-        room = (lane.marks[labelled[n + 1]].x - mark.x) if n + 1 < len(labelled) else 1e9
+        after = n + stride
+        room = (lane.marks[labelled[after]].x - mark.x) if after < len(labelled) else 1e9
         chars = int(room / STEP_LABEL_CHAR_PX) - 1
-        if len(mark.text) > chars:
-            text = mark.text[: chars - 1] + "…" if chars >= 3 else ""
-            lane.marks[i] = replace(mark, text=text)
+        text = mark.text
+        if len(text) > chars:
+            text = text[: chars - 1] + "…" if chars >= 3 else ""
+        lane.marks[i] = replace(mark, text=text, lift=n % 2 if crowded else 0)
 
 
 def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:

@@ -47,13 +47,19 @@ def _named(dist: str) -> str | None:
     return None if found is None else f"{dist} {found}"
 
 
+def launched(argv: list[str]) -> list[str]:
+    """The command line as a user typed it: the program by its name, not the path it was
+    installed at (`killpoint`, `pytest`), which is this machine's."""
+    return [Path(argv[0]).name, *argv[1:]] if argv else []
+
+
 def stamped(result: CampaignResult, ref: str | None, folder: Path) -> CampaignResult:
     """`result` with its provenance: versions, the command line as launched, its folder."""
     return result.model_copy(
         update={
             "killpoint_version": killpoint_version(),
             "engine_version": engine_version(ref),
-            "command": list(sys.argv),
+            "command": launched(sys.argv),
             "campaign_dir": str(folder),
         }
     )
