@@ -15,6 +15,7 @@ message) sit in the first column. Evidence refs from the verdicts are highlighte
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 from killpoint.fake_services.faults import FaultMode
@@ -158,7 +159,7 @@ def _fit_step_labels(lane: Lane) -> None:
     labelled = [i for i, m in enumerate(lane.marks) if m.text]
     crowded = any(
         len(lane.marks[i].text) * STEP_LABEL_CHAR_PX > lane.marks[j].x - lane.marks[i].x
-        for i, j in zip(labelled, labelled[1:], strict=False)
+        for i, j in itertools.pairwise(labelled)
     )
     stride = 2 if crowded else 1
     for n, i in enumerate(labelled):

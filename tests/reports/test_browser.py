@@ -15,6 +15,7 @@ import pytest
 
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.html import write_html
+from tests.support.campaigns import doubtful_campaign
 from tests.support.needs import needs_module, needs_program
 
 if TYPE_CHECKING:  # playwright is a need of this test, not of the product
@@ -89,4 +90,39 @@ def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
     assert box is not None and box["width"] > 100 and box["height"] > 100
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     assert (tmp_path / "report.png").stat().st_size > 10_000
+    page.close()
+
+
+def test_the_per_run_table_filters_by_checker_phase_and_verdict_without_a_server(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    campaign = doubtful_campaign()
+    report = write_html(campaign, tmp_path / "report.html")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(report.as_uri(), wait_until="load")
+    rows = page.locator("#run-table tbody tr")
+    assert rows.count() == len(campaign.runs) == 10
+    page.select_option("#run-filters select[name=checker]", label="single_effect")
+    assert rows.count() == 1 and rows.first.locator("td").first.inner_text() == "r7"
+    page.select_option("#run-filters select[name=checker]", label="all")
+    page.select_option("#run-filters select[name=phase]", label="named")
+    assert rows.count() == 2  # the two quarantined runs
+    page.select_option("#run-filters select[name=verdict]", label="violation")
+    assert rows.count() == 0
+    assert page.locator("#run-count").inner_text() == "0 of 10 runs"
+    page.close()
+
+
+def test_the_verdict_and_its_reason_are_in_the_first_screen(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    report = write_html(doubtful_campaign(), tmp_path / "report.html")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(report.as_uri(), wait_until="load")
+    reason = page.locator("#verdict-reason")
+    box = reason.bounding_box()
+    assert box is not None and box["y"] + box["height"] < 1000
+    assert reason.inner_text().startswith("1 run violates single_effect")
     page.close()
