@@ -37,9 +37,9 @@ from killpoint.harness.run.world import World
 from killpoint.harness.scenario import Expect, Scenario
 from killpoint.harness.schedule import FaultSchedule, Tier, save_schedule
 
-# Histories kept of runs in doubt (unknown, or waiting for a person) for the report's timelines,
-# per campaign process: a history is some 20 KB of JSON, and a campaign may stop hundreds of
-# runs for review; every violation keeps its own.
+# Histories kept of runs in doubt for the report's timelines, per campaign process, of unknown
+# runs and of runs waiting for a person each: a history is some 20 KB of JSON, and a campaign
+# may stop hundreds of runs for review; every violation keeps its own.
 MAX_DOUBTED_HISTORIES = 20
 
 
@@ -158,7 +158,8 @@ class Campaign:
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)
-        self._doubts_kept = 0  # histories kept of runs in doubt (`MAX_DOUBTED_HISTORIES`)
+        # histories kept of runs in doubt, unknown and waiting apart (`MAX_DOUBTED_HISTORIES`)
+        self._doubts_kept = {"unknown": 0, "waiting": 0}
 
     def close(self) -> None:
         try:
@@ -235,9 +236,12 @@ class Campaign:
         objectives = measure_objectives(history, scenario.objectives)
         schedule_file = None
         doubted = valid == "unknown" or history.final_status in QUEUED
-        kept = valid is False or (doubted and self._doubts_kept < MAX_DOUBTED_HISTORIES)
-        if kept and valid is not False:
-            self._doubts_kept += 1
+        # a run in doubt keeps its history while its kind (unknown, waiting) has room
+        kind_of_doubt = "unknown" if valid == "unknown" else "waiting"
+        room = doubted and self._doubts_kept[kind_of_doubt] < MAX_DOUBTED_HISTORIES
+        kept = valid is False or room
+        if room and valid is not False:
+            self._doubts_kept[kind_of_doubt] += 1
         # a miss and a run in doubt are replayed from the report too
         if valid is False or objectives.missed or doubted:
             path = self.config.workdir / "schedules" / f"{scenario.name}-{schedule.run_id}.json"
