@@ -201,7 +201,8 @@ def _with_overflow(chart: Chart, cut: float, count: int) -> Chart:
     label = f"> {fmt(cut)}"
     overflow = Bar(x1 - slot + 1, y1 - height, max(slot - 2, 1.0), height, f"{label}: {count} runs")
     bars.append(replace(overflow, count=count))
-    ticks = [replace(t, pos=x0 + (t.pos - x0) * scale) for t in chart.x_ticks]
+    # the body's last tick is the cut, which the overflow bar's own label names
+    ticks = [replace(t, pos=x0 + (t.pos - x0) * scale) for t in chart.x_ticks[:-1]]
     return replace(
         chart,
         bars=bars,
