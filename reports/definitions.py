@@ -133,6 +133,13 @@ METRICS: tuple[Definition, ...] = (
         "Each crash measured against its scenario's declared RPO (work lost) and RTO (time to "
         "recover); a miss is flagged, not a violation.",
     ),
+    Definition(
+        "runs_per_s",
+        "runs per second",
+        "The campaign's runs divided by its wall-clock duration (a `--mutants` hunt's runs and "
+        "time not included): drawn across builds in the report's Trends, where a fall says the "
+        "engine or the plan got slower.",
+    ),
 )
 
 

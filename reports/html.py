@@ -18,7 +18,8 @@ from killpoint.reports._atomic import write_atomic
 from killpoint.reports.charts import fmt
 from killpoint.reports.definitions import METRICS
 from killpoint.reports.figures import percent
-from killpoint.reports.places import Where
+from killpoint.reports.trend_charts import trends
+from killpoint.reports.trends import read_trend
 from killpoint.reports.view import IN_TABLE, OUTCOME_CLASSES, build_page
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -58,23 +59,23 @@ def environment() -> Environment:
     return env
 
 
-def render_html(result: CampaignResult, where: Where | None = None) -> str:
-    """The page; with `where`, its paths are relative to the report's folder."""
-    page = build_page(result, where)
+def render_html(result: CampaignResult, trend: str | Path | None = None) -> str:
+    """The page, carrying the schedules it shows: it replays wherever it is opened. With
+    `trend`, a history file (`reports.trends`), it draws the last builds' figures too."""
+    page = build_page(result)
+    shown = None if trend is None else trends(read_trend(trend), trend)
     template = environment().get_template("report.html.j2")
-    defs = {d.key: d for d in METRICS}
     return template.render(
         page=page,
         r=result,
         m=page.metrics,
         outcomes=OUTCOME_CLASSES,
-        defs=defs,
+        trends=shown,
+        defs={d.key: d for d in METRICS},
         in_table=IN_TABLE,
     )
 
 
-def write_html(result: CampaignResult, path: str | Path) -> Path:
-    """Render, then replace `path` in one step; a failed render leaves the old report intact.
-    The campaign's relative paths are taken from the current folder (where it was launched) and
-    printed relative to the report's folder, so they work from wherever the report is opened."""
-    return write_atomic(path, render_html(result, Where.of_report(path)))
+def write_html(result: CampaignResult, path: str | Path, trend: str | Path | None = None) -> Path:
+    """Render, then replace `path` in one step; a failed render leaves the old report intact."""
+    return write_atomic(path, render_html(result, trend))

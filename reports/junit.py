@@ -19,7 +19,7 @@ from pathlib import Path
 
 from killpoint.harness.results import CampaignResult, ExpectedCatch, MutantResult, RunResult
 from killpoint.reports._atomic import write_atomic
-from killpoint.reports.view import replay_command
+from killpoint.reports.embedded import replay_for
 
 BOUNDARY_KINDS = ("single", "double")
 _WORKER_PREFIX = re.compile(r"^w\d+ ")
@@ -48,7 +48,8 @@ def _message(run: RunResult, name_engine: bool = False) -> tuple[str, str]:
     for verdict in failed:
         lines.append(f"[{verdict.checker}] {verdict.summary}")
         lines += [f"  {line}" for line in verdict.evidence]
-    replay = replay_command(run, name_engine=name_engine)
+    saved = run.schedule_file  # the campaign's file: JUnit is read beside the campaign
+    replay = None if saved is None else replay_for(run, name_engine, saved)
     if replay is not None:
         lines.append(f"replay: {replay}")
     elif run.schedule_file:

@@ -7,12 +7,12 @@ no one set (never a pass), "never" for a run that neither resumed nor stopped af
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from killpoint.harness.objectives import RunObjectives
-from killpoint.harness.results import CampaignResult, RunResult
+from killpoint.harness.results import CampaignResult
 from killpoint.reports.charts import fmt
+from killpoint.reports.embedded import CarriedSchedule, carried
 from killpoint.reports.figures import percent
 from killpoint.reports.objectives import (
     MissedRun,
@@ -29,7 +29,7 @@ class MissView:
     missed: MissedRun
     what: str  # "RTO", "RPO" or "RPO and RTO"
     figures: str  # "lost 4 steps, back after 7,200 s"
-    replay: str | None
+    schedule: CarriedSchedule  # carried in the page, with its replay command
 
 
 @dataclass(frozen=True)
@@ -80,19 +80,15 @@ def _rows(s: ScenarioObjectives) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def _miss(missed: MissedRun, replay: str | None) -> MissView:
+def _miss(missed: MissedRun, schedule: CarriedSchedule) -> MissView:
     what = " and ".join(n for n, v in (("RPO", missed.rpo), ("RTO", missed.rto)) if v == "missed")
     back = "never back" if missed.recovery_s is None else f"back after {seconds(missed.recovery_s)}"
     lost = "an unknown number of steps" if missed.lost_steps is None else steps(missed.lost_steps)
-    return MissView(missed, what, f"lost {lost}, {back}", replay)
+    return MissView(missed, what, f"lost {lost}, {back}", schedule)
 
 
-def objective_views(
-    result: CampaignResult,
-    summary: ObjectivesSummary,
-    replay: Callable[[RunResult], str | None],
-) -> list[ObjectivesView]:
-    """One view per scenario of the campaign; `replay` is the report's replay command."""
+def objective_views(result: CampaignResult, summary: ObjectivesSummary) -> list[ObjectivesView]:
+    """One view per scenario of the campaign, each missing run with its schedule."""
     runs = {(r.scenario, r.run_id): r for r in result.runs}
     views = []
     for s in summary.scenarios:
@@ -103,7 +99,7 @@ def objective_views(
                 rows=_rows(s),
                 state=("warn" if s.runs_missed else "good") if judged else "neutral",
                 runs_missed=s.runs_missed,
-                misses=[_miss(m, replay(runs[(s.scenario, m.run_id)])) for m in s.missed],
+                misses=[_miss(m, carried(runs[(s.scenario, m.run_id)])) for m in s.missed],
                 unlisted=s.runs_missed - len(s.missed),
             )
         )

@@ -15,7 +15,6 @@ import shlex
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from killpoint.harness.findings import (
@@ -34,10 +33,10 @@ from killpoint.harness.results import (
 )
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.deploys import DeployRow, deploy_rows
+from killpoint.reports.embedded import CarriedSchedule, carried
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.objectives_view import ObjectivesView, objective_views
-from killpoint.reports.places import Where
 from killpoint.reports.queue import WAITING, QueueView, queue_view
 from killpoint.reports.timeline import Timeline, build_timeline
 
@@ -81,11 +80,9 @@ class ViolationView:
     run: RunResult
     failed: list[Verdict]
     evidence: dict[str, list[str]]  # checker -> its smallest evidence, capped
-    replay: str | None  # complete by itself; None when it could not be (see `replay_command`)
-    replay_from_launch: bool  # the schedule path is relative to the folder the campaign ran in
+    replay: str | None  # complete by itself; None when it could not be (see `replay_for`)
     own_module: bool  # its engine may be a module of the user's own (a mutant is ours)
-    schedule_file: str | None  # relative to the report's folder when it was written to a file
-    schedule_json: str | None
+    schedule: CarriedSchedule  # carried in the page: it replays wherever the page is opened
     timeline: Timeline | None
 
 
@@ -95,7 +92,7 @@ class Listed:
 
     run: RunResult
     reason: str
-    replay: str | None
+    schedule: CarriedSchedule  # what the page carries to replay it (`reports.embedded`)
 
 
 @dataclass(frozen=True)
@@ -152,7 +149,6 @@ class Page:
     command: str  # the command line that launched the campaign, quoted as a shell would
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
     expected: dict[str, str]  # metric id -> why its figure is an expected outcome
-    where: Where | None  # the report file's folder, when it is written to one
     objectives: list[ObjectivesView]  # per scenario: declared RPO/RTO, and the runs missing them
     queue: QueueView  # the runs that ended waiting for a person
     deploys: list[DeployRow] = field(default_factory=list)  # per strategy (`reports.deploys`)
@@ -335,47 +331,20 @@ def charts(metrics: CampaignMetrics) -> list[Chart]:
     ]
 
 
-def replay_command(
-    run: RunResult, where: Where | None = None, name_engine: bool = False
-) -> str | None:
-    """`killpoint replay FILE`, complete by itself: the schedule names the engine it ran, so no
-    flag is needed (`name_engine` says it all the same, `--engine mutant:NAME`, where the
-    engine is the point: a caught mutant); FILE is relative to the report's folder when `where`
-    says where that is. None without a saved file, or when the engine was handed to the harness
-    as an object (the schedule names none, and only the test that built it can rebuild it)."""
-    engine = run.schedule.engine
-    if run.schedule_file is None or engine is None:
-        return None
-    command = f"killpoint replay {shlex.quote(schedule_path(run.schedule_file, where))}"
-    return f"{command} --engine {shlex.quote(engine)}" if name_engine else command
-
-
-def schedule_path(recorded: str, where: Where | None) -> str:
-    return recorded if where is None else where.path(recorded)
-
-
-def violation_view(
-    run: RunResult, with_timeline: bool, where: Where | None = None, name_engine: bool = False
-) -> ViolationView:
+def violation_view(run: RunResult, with_timeline: bool, name_engine: bool = False) -> ViolationView:
     # what objected, or for a run in doubt what could not judge
     failed = [v for v in run.verdicts if v.valid is False] or [
         v for v in run.verdicts if v.valid == "unknown"
     ]
     refs = [ref for v in failed for ref in v.refs]
-    replay = replay_command(run, where, name_engine)
+    schedule = carried(run, name_engine)
     return ViolationView(
         run=run,
         failed=failed,
         evidence={v.checker: v.evidence[:MAX_EVIDENCE_LINES] for v in failed},
-        replay=replay,
-        replay_from_launch=(
-            replay is not None and where is None and not Path(str(run.schedule_file)).is_absolute()
-        ),
+        replay=schedule.replay,
         own_module=not str(run.schedule.engine).startswith("mutant:"),
-        schedule_file=None
-        if run.schedule_file is None
-        else schedule_path(run.schedule_file, where),
-        schedule_json=None if replay else run.schedule.model_dump_json(indent=2),
+        schedule=schedule,
         timeline=build_timeline(run.history, refs) if with_timeline and run.history else None,
     )
 
@@ -385,28 +354,28 @@ def anchor(prefix: str, name: str) -> str:
     return f"{prefix}-{re.sub(r'[^A-Za-z0-9_-]', '-', name)}"
 
 
-def mutant_views(result: CampaignResult, where: Where | None) -> list[MutantView]:
-    """Each mutant with the run that caught it: evidence, replay command, schedule file and
-    timeline, so a reader sees how the oracle caught it and can rerun that."""
+def mutant_views(result: CampaignResult) -> list[MutantView]:
+    """Each mutant with the run that caught it: evidence, replay command, the schedule the page
+    carries and the timeline, so a reader sees how the oracle caught it and can rerun that."""
     caught = sum(m.run is not None for m in result.mutants)
     return [
         MutantView(
             result=m,
             anchor=anchor("mutant", m.mutant),
-            caught_by=None if m.run is None else violation_view(m.run, True, where, True),
+            caught_by=None if m.run is None else violation_view(m.run, True, True),
             open=caught <= OPEN_CATCHES,
         )
         for m in result.mutants
     ]
 
 
-def expected_views(result: CampaignResult, where: Where | None) -> list[ExpectedView]:
+def expected_views(result: CampaignResult) -> list[ExpectedView]:
     catches = result.caught_as_expected
     return [
         ExpectedView(
             catch=c,
             anchor=anchor("expected", str(i)),
-            first=violation_view(c.first, True, where, True),
+            first=violation_view(c.first, True, True),
             open=len(catches) <= OPEN_CATCHES,
         )
         for i, c in enumerate(catches, 1)
@@ -467,19 +436,16 @@ def _why(run: RunResult) -> str:
 
 
 def _groups(
-    runs: list[RunResult],
-    where: Where | None,
-    title: Callable[[RunResult, str], str],
-    timelines: int,
+    runs: list[RunResult], title: Callable[[RunResult, str], str], timelines: int
 ) -> list[GroupView]:
     """`runs` grouped (`findings.violation_groups`), the first `timelines` groups' smallest
     runs with their timeline drawn: some 10 KB of SVG each."""
     return [
         GroupView(
             title=title(g.smallest, g.fault),
-            first=violation_view(g.smallest, n < timelines, where),
+            first=violation_view(g.smallest, n < timelines),
             reason=_why(g.smallest),
-            rest=[Listed(r, _why(r), replay_command(r, where)) for r in g.runs[1:]],
+            rest=[Listed(r, _why(r), carried(r)) for r in g.runs[1:]],
         )
         for n, g in enumerate(violation_groups(runs))
     ]
@@ -494,23 +460,19 @@ def doubted_runs(result: CampaignResult) -> list[RunResult]:
     ]
 
 
-def doubt_groups(
-    result: CampaignResult, where: Where | None, timelines: int = DOUBT_TIMELINES
-) -> list[GroupView]:
+def doubt_groups(result: CampaignResult, timelines: int = DOUBT_TIMELINES) -> list[GroupView]:
     """The runs in doubt grouped as violations are: unknown ones by the checker that could not
     judge, waiting ones by how they ended, each after the kind of the last fault; the first
     `timelines` groups whose smallest run kept its history with its timeline drawn."""
     doubted = doubted_runs(result)
     unknown = [r for r in doubted if r.valid == "unknown"]
-    groups = _groups(
-        unknown, where, lambda r, fault: f"{first_objection(r)} unknown after {fault}", 0
-    )
+    groups = _groups(unknown, lambda r, fault: f"{first_objection(r)} unknown after {fault}", 0)
     for status in WAITING:
         waiting = [r for r in doubted if r.valid is True and r.final_status == status]
-        groups += _groups(waiting, where, lambda r, fault: f"{r.final_status} after {fault}", 0)
+        groups += _groups(waiting, lambda r, fault: f"{r.final_status} after {fault}", 0)
     drawn = iter(range(timelines))
     return [
-        replace(g, first=violation_view(g.first.run, True, where))
+        replace(g, first=violation_view(g.first.run, True))
         if g.first.run.history is not None and next(drawn, None) is not None
         else g
         for g in groups
@@ -574,8 +536,8 @@ def run_table(result: CampaignResult) -> list[dict[str, Any]]:
     return [{"scenario": s, "kind": k, **c} for (s, k), c in table.items()]
 
 
-def build_page(result: CampaignResult, where: Where | None = None) -> Page:
-    """The page of `result`; its paths relative to the report's folder when `where` is given."""
+def build_page(result: CampaignResult) -> Page:
+    """The page of `result`, carrying the schedules it shows (`reports.embedded`)."""
     metrics = campaign_metrics(result)
     violating = result.violations
     columns, rows = coverage(result)
@@ -590,16 +552,15 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
         boundary_columns=columns,
         coverage=rows,
         charts=charts(metrics),
-        where=where,
-        mutants=mutant_views(result, where),
-        caught_as_expected=expected_views(result, where),
+        mutants=mutant_views(result),
+        caught_as_expected=expected_views(result),
         run_table=run_table(result),
         phases=phase_counts(result),
         reason=verdict_reason(result),
         groups=_groups(
-            violating, where, lambda r, fault: f"{first_objection(r)} after {fault}", TIMELINES
+            violating, lambda r, fault: f"{first_objection(r)} after {fault}", TIMELINES
         ),
-        doubts=doubt_groups(result, where, 0 if violating else DOUBT_TIMELINES),
+        doubts=doubt_groups(result, 0 if violating else DOUBT_TIMELINES),
         doubted=len(doubted_runs(result)),
         run_rows=run_rows(result),
         command=shlex.join(result.command or ()),
@@ -610,9 +571,7 @@ def build_page(result: CampaignResult, where: Where | None = None) -> Page:
             ).most_common()
         ],
         expected=expected_outcomes(metrics),
-        objectives=objective_views(
-            result, metrics.objectives, lambda run: replay_command(run, where)
-        ),
+        objectives=objective_views(result, metrics.objectives),
         deploys=deploy_rows(result),
         queue=queue_view(result),
     )

@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
 from killpoint.harness.protocol import CLOCK
 from killpoint.harness.results import CampaignResult
@@ -35,14 +36,19 @@ def write_outputs(
     junit: Path | None,
     out: Path | None,
     keep_in: Path | None = None,
+    trend: Path | None = None,
 ) -> tuple[list[str], str]:
     """Write the files asked for: one line per file written, for the summary, and what could
     not be written ("" when all was).
 
     The result JSON goes first, atomically: to `out`, or (when `out` is not asked for, or
     cannot be written) into `keep_in`, so a report that fails at the end (a full disk) loses
-    nothing computed."""
+    nothing computed. This build's figures are appended to the `trend` history before the
+    report, which draws them."""
+    from functools import partial
+
     from killpoint.reports import write_atomic, write_html, write_junit
+    from killpoint.reports.trends import append_trend, build_commit, trend_record
 
     written, failed = [], []
     json_text = result.model_dump_json()
@@ -53,7 +59,15 @@ def write_outputs(
             break
         except OSError as exc:
             failed.append(f"result {target}: {exc.strerror or exc}")
-    for name, path, writer in (("report", report, write_html), ("junit", junit, write_junit)):
+    if trend is not None:
+        try:
+            append_trend(trend, trend_record(result, build_commit()))
+            written.append(f"trend: {trend}")
+        except (OSError, KillpointError) as exc:
+            failed.append(f"trend {trend}: {getattr(exc, 'strerror', None) or exc}")
+            trend = None
+    html = write_html if trend is None else partial(write_html, trend=trend)
+    for name, path, writer in (("report", report, html), ("junit", junit, write_junit)):
         if path is None:
             continue
         try:

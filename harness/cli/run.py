@@ -30,6 +30,7 @@ from killpoint.harness.cli._shared import (
     fresh_folder,
 )
 from killpoint.harness.cli._summary import print_summary, write_outputs
+from killpoint.harness.cli._trend import TrendOption, check_trend
 from killpoint.harness.options import CampaignOptions
 from killpoint.harness.run.world import TENANT
 
@@ -55,6 +56,7 @@ def run(
     report: ReportOption = None,
     junit: JunitOption = None,
     out: OutOption = None,
+    trend: TrendOption = None,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
     mutants: Annotated[
@@ -68,7 +70,10 @@ def run(
     """Crash every boundary of every scenario, recover, and judge each run."""
     if options.jobs > 1 and options.shard is not None:
         raise KillpointError("--shard runs one slice in one process; leave out --jobs")
+    if trend is not None and options.shard is not None:
+        raise KillpointError("--trend records a whole build: give it to `merge`, not to a shard")
     preflight.outputs({"--report": report, "--junit": junit, "--out": out}, workdir)
+    check_trend(trend)
     preflight.database(options.db)
     checkpoint_key(use="scratch")
     engine = launch.resolve_engine(options.engine)
@@ -88,7 +93,7 @@ def run(
             result = result.model_copy(update={"mutants": hunted})
     finally:
         shown.close()
-    written, unwritten = write_outputs(result, report, junit, out, keep_in=folder)
+    written, unwritten = write_outputs(result, report, junit, out, keep_in=folder, trend=trend)
     kept = sorted([*folder.glob("queue.sqlite"), *folder.glob("shard-*/queue.sqlite")])
     written += [f"queue: killpoint queue --db sqlite:///{q} --tenant {TENANT}" for q in kept]
     print_summary(result, as_json, written)

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from killpoint.harness.results import CampaignResult
+from killpoint.harness.schedule import load_schedule
 from killpoint.reports.html import write_html
+from killpoint.reports.trends import append_trend, trend_record
 from tests.support.campaigns import doubtful_campaign
 from tests.support.needs import needs_module, needs_program
 
@@ -44,9 +46,8 @@ def browser() -> Iterator[Browser]:
 
 
 def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
-    browser: Browser, campaign: CampaignResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    browser: Browser, campaign: CampaignResult, tmp_path: Path
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # the launch folder: the report's paths are relative to it
     report = write_html(campaign, tmp_path / "killpoint-out" / "report.html")
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     console_errors: list[str] = []
@@ -75,14 +76,14 @@ def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
     assert page.locator(".violation svg.timeline").count() == 1
     assert page.locator(".violation svg.timeline circle.halo").count() == 3
     replay = page.locator(".violation pre.replay").inner_text()
-    assert replay == "killpoint replay schedules/order_saga-r7.json"
+    assert replay == "killpoint replay order_saga-r7.json"
     catch = page.locator("#mutant-no_ledger")  # under its row: the run that caught the mutant
     assert catch.locator("pre.replay").inner_text() == (
-        "killpoint replay mutants/no_ledger/schedules/order_saga-r7.json --engine mutant:no_ledger"
+        "killpoint replay order_saga-r7.json --engine mutant:no_ledger"
     )
     timeline = catch.locator("svg.timeline").bounding_box()
     assert timeline is not None and timeline["width"] > 300 and timeline["height"] > 100
-    catch.locator("summary").click()  # folds away, and the table keeps to the page's width
+    catch.locator(":scope > summary").click()  # folds away, and the table keeps to the page's width
     assert not catch.locator("svg.timeline").is_visible()
     table = page.locator("#mutants table.mutants").bounding_box()
     assert table is not None and table["width"] < 1366
@@ -91,6 +92,40 @@ def test_the_report_loads_offline_with_its_tables_charts_and_timelines(
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     assert (tmp_path / "report.png").stat().st_size > 10_000
     page.close()
+
+
+def test_the_save_link_downloads_the_schedule_under_the_name_the_command_replays(
+    browser: Browser, campaign: CampaignResult, tmp_path: Path
+) -> None:
+    report = write_html(campaign, tmp_path / "report.html")
+    page = browser.new_page(accept_downloads=True)
+    page.goto(report.as_uri(), wait_until="load")
+    command = page.locator(".violation pre.replay").inner_text()
+
+    with page.expect_download() as download:
+        page.locator(".violation a.schedule-download").click()
+    saved = tmp_path / "elsewhere" / download.value.suggested_filename
+    download.value.save_as(saved)
+
+    assert command == f"killpoint replay {saved.name}"
+    assert load_schedule(saved) == campaign.violations[0].schedule
+    page.close()
+
+
+def test_the_trends_draw_one_line_a_figure_across_the_builds(
+    browser: Browser, campaign: CampaignResult, tmp_path: Path
+) -> None:
+    history = tmp_path / "trend.jsonl"
+    for commit in ("a1", "b2", "c3"):
+        append_trend(history, trend_record(campaign, commit))
+    report = write_html(campaign, tmp_path / "report.html", trend=history)
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(report.as_uri(), wait_until="load")
+
+    assert page.locator("#trends figure svg").count() == 5
+    assert page.locator("#trend-violations circle.trend-point").count() == 3
+    line = page.locator("#trend-violations path.trend-line").bounding_box()
+    assert line is not None and line["width"] > 200  # drawn across the chart, oldest to newest
 
 
 def test_the_per_run_table_filters_by_checker_phase_and_verdict_without_a_server(

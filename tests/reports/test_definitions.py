@@ -15,6 +15,7 @@ REPORT_ONLY = {
     "recovery_steps",
     "storage_per_workflow",
     "storage_per_step",
+    "runs_per_s",  # drawn across builds only (`reports.trend_charts`)
 }
 # fields that are parts of a figure defined under another key
 PARTS = {

@@ -8,6 +8,7 @@ import re
 from html import unescape
 
 from killpoint.harness.results import CampaignResult
+from killpoint.reports.embedded import file_name
 from killpoint.reports.html import render_html
 from killpoint.reports.view import build_page
 from tests.support.campaigns import TAMPERED, doubtful_campaign
@@ -35,7 +36,7 @@ def test_every_run_in_doubt_is_named_with_its_checker_reason_schedule_and_replay
     quarantined = [r for r in campaign.runs if r.final_status == "quarantined"]
     for run in quarantined:
         assert run.label in doubts
-        assert f"killpoint replay {run.schedule_file}" in doubts
+        assert f"killpoint replay {file_name(run)}" in doubts  # the page carries it
 
 
 def test_the_needs_review_run_is_named_too_with_its_final_reason() -> None:

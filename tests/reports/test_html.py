@@ -7,7 +7,6 @@ from html import unescape
 
 from killpoint.harness.results import CampaignResult, RunResult, Verdict, hunt_report
 from killpoint.reports.html import render_html
-from killpoint.reports.places import Where
 from killpoint.reports.view import build_page
 from tests.support.campaigns import EXPECTING_TEST, with_a_catch_as_expected
 from tests.support.dom import Census, section_of
@@ -89,14 +88,16 @@ def test_a_violation_shows_its_timeline_evidence_and_replay_command(
     assert len(dom.by_class("violation")) == 1
     assert len(dom.by_class("timeline")) == 1
     assert len([e for e in dom.by_class("halo") if e.tag == "circle"]) == 3
-    assert "killpoint replay killpoint-out/schedules/order_saga-r7.json" in html
+    assert "killpoint replay order_saga-r7.json" in html
     assert "payments charged order-r7 twice" in html
 
 
-def test_without_a_schedule_file_the_schedule_json_is_inline(campaign: CampaignResult) -> None:
+def test_without_a_schedule_file_the_page_still_carries_the_schedule(
+    campaign: CampaignResult,
+) -> None:
     runs = [r.model_copy(update={"schedule_file": None}) for r in campaign.runs]
     html = section_of(render_html(campaign.model_copy(update={"runs": runs})), "violations")
-    assert "killpoint replay killpoint-out" not in html
+    assert "killpoint replay order_saga-r7.json" in html
     assert "&#34;scenario&#34;: &#34;order_saga&#34;" in html
 
 
@@ -213,22 +214,21 @@ def _verdict(html: str) -> str:
 
 def test_each_caught_mutant_shows_the_run_that_caught_it(campaign: CampaignResult) -> None:
     """Checker and runs in its row, linked to the run: evidence, a replay command naming the
-    mutant, the schedule file (relative to the report) and the timeline."""
-    where = Where.of_report("killpoint-out/report.html")
-    html = section_of(render_html(campaign, where), "mutants")
+    mutant, the schedule the page carries and the timeline."""
+    html = section_of(render_html(campaign), "mutants")
     dom = Census(html)
     [catch] = dom.by_class("catch")  # no_ledger; skip_verify kept no run, stale_approval escaped
     assert catch.tag == "details" and catch.attrs["id"] == "mutant-no_ledger"
     assert "open" in catch.attrs  # a few catches are shown unfolded; many start folded
     assert len(dom.by_class("timeline")) == 1
     assert len([e for e in dom.by_class("halo") if e.tag == "circle"]) == 3  # the evidence
-    replay = "killpoint replay mutants/no_ledger/schedules/order_saga-r7.json"
+    replay = "killpoint replay order_saga-r7.json"
     assert f"<code>{replay} --engine mutant:no_ledger</code>" in html
-    [link] = dom.by_class("schedule-file")
-    assert link.attrs["href"] == "mutants/no_ledger/schedules/order_saga-r7.json"
+    [link] = dom.by_class("schedule-download")
+    assert link.attrs["download"] == "order_saga-r7.json"
     assert "payments charged order-r7 twice" in html
     assert "<code>order_saga: w0 charge:transport.response_received</code>" in html
-    assert "PYTHONPATH" not in html  # a mutant is ours: no module of the user's to find
+    assert "your project's folder" not in html  # a mutant is ours: no module of the user's
 
 
 def test_a_hunt_report_is_its_mutants_alone_green_when_each_is_caught(
@@ -272,7 +272,7 @@ def test_a_broken_engine_a_test_caught_as_expected_is_no_violation_of_the_page(
     assert f"{EXPECTING_TEST} mutant:no_ledger order_saga 1 of 2 single_effect 1" in text
     assert "fail_on_violation=False" in text and "do not fail it" in text
     assert len(Census(expected).by_class("timeline")) == 1
-    assert "killpoint replay tmp/campaign-1/schedules/order_saga-r7.json --engine" in expected
+    assert "killpoint replay order_saga-r7.json --engine mutant:no_ledger" in expected
     assert section_of(html, "violations").count('class="violation"') == 0
 
 

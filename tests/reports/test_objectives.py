@@ -21,7 +21,7 @@ from tests.support.dom import Census, section_of
 SAGA = RecoveryObjectives(rpo_steps=1, rto_s=120.0)
 # (run, lost steps, recovery seconds or None for never back): r7 misses the RPO, r2 the RTO
 CRASHES = {"r1": (0, 60.0), "r2": (1, None), "r7": (3, 60.0)}
-R7_REPLAY = "killpoint replay killpoint-out/schedules/order_saga-r7.json"
+R7_REPLAY = "killpoint replay order_saga-r7.json"
 
 
 def _judged(campaign: CampaignResult) -> CampaignResult:

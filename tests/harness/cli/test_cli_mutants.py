@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import shlex
@@ -13,6 +12,7 @@ from typer.testing import CliRunner
 
 from killpoint.harness.cli import app
 from killpoint.harness.schedule import load_schedule
+from tests.support.carried import save_carried
 from tests.support.fixtures import TEST_KEY
 
 ENV = {"KILLPOINT_CHECKPOINT_KEY": TEST_KEY}
@@ -131,8 +131,8 @@ def test_the_report_shows_each_caught_mutant_with_a_replay_command_that_works_al
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The page is the hunt's, green since every mutant was caught; the mutant's section holds
-    the run that caught it, and its replay command, run as printed in the report's folder,
-    reproduces the violation."""
+    the run that caught it and carries its schedule: saved from the page, the replay command,
+    run as printed in the folder it was saved in, reproduces the violation."""
     monkeypatch.chdir(tmp_path)
     result = CliRunner(env=ENV).invoke(
         app,
@@ -144,12 +144,9 @@ def test_the_report_shows_each_caught_mutant_with_a_replay_command_that_works_al
     assert '<span class="badge pass">' in page and 'id="violations"' not in page
     catch = page[page.index('id="mutant-budgets_reset_on_restart"') :]
     assert "budget_preserved" in catch and 'class="timeline"' in catch
-    link = re.search(r'class="schedule-file" href="([^"]+)"', catch)
-    command = re.search(r'<pre class="replay"><code>([^<]+)</code>', catch)
-    assert link is not None and command is not None
-    assert (tmp_path / "out" / link.group(1)).is_file()
-    assert command.group(1).endswith(" --engine mutant:budgets_reset_on_restart")
-    monkeypatch.chdir(tmp_path / "out")  # "run it in this report's folder"
-    replayed = CliRunner(env=ENV).invoke(app, shlex.split(html.unescape(command.group(1)))[1:])
+    [command] = save_carried(catch, tmp_path / "saved")
+    assert command[-2:] == ["--engine", "mutant:budgets_reset_on_restart"]
+    monkeypatch.chdir(tmp_path / "saved")  # "run the command in the folder you saved it in"
+    replayed = CliRunner(env=ENV).invoke(app, command)
     assert replayed.exit_code == 1
     assert re.search(r"budget_preserved +VIOLATION", replayed.stdout)

@@ -34,11 +34,11 @@ from tests.support.options import IN_CONFIG, empty_result, sample
 
 COMMANDS = typer.main.get_group(app).commands
 # Flags that shape what a command writes, prints or keeps, not the campaign it runs; each one's
-# effect is pinned below, in test_cli_run.py, test_cli_progress.py (quiet) or (keep_campaigns)
-# in test_clean.py.
+# effect is pinned below, in test_cli_run.py, test_cli_progress.py (quiet), (keep_campaigns)
+# in test_clean.py or (trend) in test_cli_trend.py.
 RUN_OUTPUTS = {
     *("workdir", "report", "junit", "out", "as_json", "quiet", "mutants", "mutant", "help"),
-    "keep_campaigns",
+    *("keep_campaigns", "trend"),
 }
 MUTANTS_OUTPUTS = {"mutant", "workdir", "as_json", "report", "quiet", "help"}
 
