@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
+from typing import Any
 
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.definitions import METRICS
@@ -16,20 +17,25 @@ from tests.support.campaigns import doubtful_campaign
 from tests.support.dom import Census, section_of
 
 
-def _rows(html: str) -> dict[str, object]:
+def _rows(html: str) -> dict[str, Any]:
     found = re.search(r'<script type="application/json" id="run-data">(.*?)</script>', html)
     assert found
-    data: dict[str, object] = json.loads(found.group(1))
+    data: dict[str, Any] = json.loads(found.group(1))
     return data
 
 
-def _decoded(data: dict[str, object]) -> list[dict[str, object]]:
-    fields, values, rows = data["fields"], data["values"], data["rows"]
-    assert isinstance(fields, list) and isinstance(values, dict) and isinstance(rows, list)
-    return [
-        {f: values[f][v] if f in values else v for f, v in zip(fields, row, strict=True)}
-        for row in rows
-    ]
+def _decoded(data: dict[str, Any]) -> list[dict[str, object]]:
+    """The rows as the page's script reads them."""
+    fields, values, columns = data["fields"], data["values"], data["columns"]
+
+    def cell(field: str, i: int) -> object:
+        column = columns[field]
+        raw = int(column[i], 36) if isinstance(column, str) else column[i]
+        if field in values:
+            return values[field][raw]
+        return raw / 100 if field == "seconds" and raw is not None else raw
+
+    return [{f: cell(f, i) for f in fields} for i in range(len(columns["run"]))]
 
 
 def test_every_run_is_a_row_with_its_phase_verdict_and_first_objecting_checker() -> None:
@@ -65,6 +71,16 @@ def test_a_run_measured_wall_time_is_its_duration() -> None:
     )
     rows = _decoded(json.loads(run_rows(campaign.model_copy(update={"runs": [timed]}))))
     assert rows[0]["seconds"] == 0.12
+
+
+def test_small_numbers_are_a_digit_a_run_and_larger_ones_a_list() -> None:
+    campaign = doubtful_campaign()
+    many = campaign.runs[0].measures.model_copy(update={"workers": 40})
+    runs = [campaign.runs[0].model_copy(update={"measures": many}), *campaign.runs[1:]]
+    data = json.loads(run_rows(campaign.model_copy(update={"runs": runs})))
+    assert data["columns"]["deaths"] == "0111001211"  # a base-36 digit a run
+    assert data["columns"]["workers"][0] == 40 and isinstance(data["columns"]["workers"], list)
+    assert _decoded(data)[0]["workers"] == 40
 
 
 def test_engine_text_cannot_close_the_rows_script() -> None:
