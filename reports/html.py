@@ -43,6 +43,13 @@ def _compact(css: str) -> str:
     return re.sub(r"\s*([{};])\s*|\s+", lambda m: m.group(1) or " ", css).strip()
 
 
+def _compact_script(js: str) -> str:
+    """The per-run table's script on one line, without its comments (every statement of it
+    ends in `;` or `}`)."""
+    js = re.sub(r"/\*.*?\*/", "", js, flags=re.S)
+    return " ".join(line.strip() for line in js.splitlines() if line.strip())
+
+
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -56,6 +63,7 @@ def environment() -> Environment:
     env.filters["maybe"] = _maybe
     env.filters["pct"] = percent
     env.filters["compact"] = _compact
+    env.filters["compact_script"] = _compact_script
     return env
 
 
