@@ -33,7 +33,7 @@ from killpoint.harness.results import (
 )
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.deploys import DeployRow, deploy_rows
-from killpoint.reports.embedded import CarriedSchedule, carried
+from killpoint.reports.embedded import CarriedSchedule, carried, replay_for
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.objectives_view import ObjectivesView, objective_views
@@ -92,7 +92,10 @@ class Listed:
 
     run: RunResult
     reason: str
-    schedule: CarriedSchedule  # what the page carries to replay it (`reports.embedded`)
+    # what the page carries to replay it (`reports.embedded`): a violation's; a run in doubt
+    # other than its group's smallest has a command for the campaign's own folder instead
+    schedule: CarriedSchedule | None
+    replay: str | None = None
 
 
 @dataclass(frozen=True)
@@ -436,19 +439,31 @@ def _why(run: RunResult) -> str:
 
 
 def _groups(
-    runs: list[RunResult], title: Callable[[RunResult, str], str], timelines: int
+    runs: list[RunResult],
+    title: Callable[[RunResult, str], str],
+    timelines: int,
+    carry: bool = True,
 ) -> list[GroupView]:
     """`runs` grouped (`findings.violation_groups`), the first `timelines` groups' smallest
-    runs with their timeline drawn: some 10 KB of SVG each."""
+    runs with their timeline drawn: some 10 KB of SVG each. Each smallest run carries its
+    schedule; the others too when `carry` (violations), else (runs in doubt: hundreds in a
+    large campaign, some 500 bytes each) their command names the campaign's schedule file."""
     return [
         GroupView(
             title=title(g.smallest, g.fault),
             first=violation_view(g.smallest, n < timelines),
             reason=_why(g.smallest),
-            rest=[Listed(r, _why(r), carried(r)) for r in g.runs[1:]],
+            rest=[_listed(r, carry) for r in g.runs[1:]],
         )
         for n, g in enumerate(violation_groups(runs))
     ]
+
+
+def _listed(run: RunResult, carry: bool) -> Listed:
+    if carry:
+        return Listed(run, _why(run), carried(run))
+    saved = run.schedule_file
+    return Listed(run, _why(run), None, None if saved is None else replay_for(run, path=saved))
 
 
 def doubted_runs(result: CampaignResult) -> list[RunResult]:
@@ -466,10 +481,12 @@ def doubt_groups(result: CampaignResult, timelines: int = DOUBT_TIMELINES) -> li
     `timelines` groups whose smallest run kept its history with its timeline drawn."""
     doubted = doubted_runs(result)
     unknown = [r for r in doubted if r.valid == "unknown"]
-    groups = _groups(unknown, lambda r, fault: f"{first_objection(r)} unknown after {fault}", 0)
+    groups = _groups(
+        unknown, lambda r, fault: f"{first_objection(r)} unknown after {fault}", 0, False
+    )
     for status in WAITING:
         waiting = [r for r in doubted if r.valid is True and r.final_status == status]
-        groups += _groups(waiting, lambda r, fault: f"{r.final_status} after {fault}", 0)
+        groups += _groups(waiting, lambda r, fault: f"{r.final_status} after {fault}", 0, False)
     drawn = iter(range(timelines))
     return [
         replace(g, first=violation_view(g.first.run, True))

@@ -33,10 +33,10 @@ def test_every_run_in_doubt_is_named_with_its_checker_reason_schedule_and_replay
         assert named == doubted, run.run_id
     assert "progress unknown" in doubts and "progress: budget ran out" in doubts
     assert f"quarantined: {TAMPERED}" in doubts
-    quarantined = [r for r in campaign.runs if r.final_status == "quarantined"]
-    for run in quarantined:
-        assert run.label in doubts
-        assert f"killpoint replay {file_name(run)}" in doubts  # the page carries it
+    first, other = [r for r in campaign.runs if r.final_status == "quarantined"]
+    assert first.label in doubts and other.label in doubts
+    assert f"killpoint replay {file_name(first)}" in doubts  # the group's smallest: carried
+    assert f"killpoint replay {other.schedule_file}" in doubts  # the rest: the campaign's file
 
 
 def test_the_needs_review_run_is_named_too_with_its_final_reason() -> None:
