@@ -180,7 +180,11 @@ class CampaignResult(_Model):
     profile: str = "default"
     shard: str | None = None
     started_at: str
-    duration_s: Seconds = 0.0
+    duration_s: Seconds = 0.0  # the campaign's (with shards, the longest shard's)
+    # the whole job's, from start to summary: the campaign and its mutant hunts (`run
+    # --mutants`); merged shards, the longest's; None where no command timed it (a file from
+    # before, the plugin)
+    wall_s: Seconds | None = None
     scenarios: list[ScenarioCoverage]
     runs: list[RunResult]
     mutants: list[MutantResult] = Field(default_factory=list)
