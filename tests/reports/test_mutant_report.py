@@ -55,7 +55,7 @@ def test_the_failing_report_names_its_reason_first_and_every_violation(made: Pat
     assert reason is not None
     assert reason[1].startswith(f"{len(result.violations)} runs violate single_effect")
     assert html.index('id="verdict-reason"') < html.index('<section id="summary"')
-    assert html.count('<article class="group violation"') < len(result.violations)
+    assert html.count('<article class="violation group"') < len(result.violations)
     for run in result.violations:  # each named, in its group's list or drawn in full
         assert f">{run.run_id}<" in html or f"run {run.run_id} " in html, run.run_id
 
