@@ -12,6 +12,7 @@ cannot lose its schedules on the way, as a folder beside it could.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import shlex
 from dataclasses import dataclass
@@ -49,10 +50,13 @@ def replay_for(run: RunResult, name_engine: bool = False, path: str | None = Non
 
 def carried(run: RunResult, name_engine: bool = False) -> CarriedSchedule:
     """What the page carries of `run` to replay it: its schedule, to read and to save."""
-    compact = run.schedule.model_dump_json().encode()
+    # what differs from the defaults only (and the engine, named or not): a schedule loads back
+    # the same, in half the bytes
+    shown = {"engine": None} | run.schedule.model_dump(mode="json", exclude_defaults=True)
+    compact = json.dumps(shown, separators=(",", ":")).encode()
     return CarriedSchedule(
         file_name=file_name(run),
-        json=run.schedule.model_dump_json(indent=2),
+        json=json.dumps(shown, indent=2),
         href="data:application/json;base64," + base64.b64encode(compact).decode(),
         replay=replay_for(run, name_engine),
         engine=run.schedule.engine,

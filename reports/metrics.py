@@ -2,7 +2,8 @@
 
 A campaign records raw measures per run (`RunMeasures`); this module turns them into the numbers
 an operator watches: resume success, duplicate side effects, unresolved effect age, recovery
-time, checkpoints per successful run, storage growth, migration failures, manual intervention,
+time, checkpoints per successful run, storage growth, migration failures, manual intervention
+(every run waiting for a person, as the operator queue lists them),
 resumes within budget, plus boundary coverage and the mutation score. Pure functions over a
 `CampaignResult`, no I/O, so shards merged into one result give the same metrics as one run.
 
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from killpoint.harness.findings import fault_class, phase_counts, smallest_first, violation_groups
 from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage, Verdict, combine
 from killpoint.reports.objectives import ObjectivesSummary, objectives_summary
+from killpoint.reports.queue import WAITING
 
 
 class _Model(BaseModel):
@@ -130,6 +132,9 @@ class CampaignMetrics(_Model):
     # must be, an expected outcome rather than a failure of the engine
     expected_migration_failures: int
     needs_review: Rate  # runs ending in needs_review / runs
+    # runs ending waiting for a person, whatever the reason (`queue.WAITING`) / runs: the runs
+    # the operator queue lists
+    manual_intervention: Rate
     expected_needs_review: int  # of those, runs the oracle passed: a stop its faults explain
     within_budget: Rate  # resumed runs that kept within their original budget / resumed runs
     coverage: BoundaryCoverage
@@ -218,6 +223,7 @@ def campaign_metrics(result: CampaignResult) -> CampaignMetrics:
             r.measures.migration_failures > 0 and r.valid is True for r in runs
         ),
         needs_review=Rate(count=sum(r.measures.needs_review for r in runs), of=len(runs)),
+        manual_intervention=Rate(count=sum(r.final_status in WAITING for r in runs), of=len(runs)),
         expected_needs_review=sum(r.measures.needs_review and r.valid is True for r in runs),
         within_budget=Rate(count=sum(r.measures.within_budget for r in resumed), of=len(resumed)),
         coverage=boundary_coverage(result),

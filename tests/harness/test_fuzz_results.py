@@ -42,7 +42,8 @@ RESULT_SHAPE = hj.Shape(
     free=(*in_each_run("schedule", "history"), "mutants.*.schedule",
           "scenarios.*.outcome_by_boundary", "caught_as_expected.*.checkers"),  # any labels
     optional=("version", "lacks", "seed", "profile", "shard", "duration_s", "wall_s", "mutants",
-              "caught_as_expected", "scenarios.*.outcome_by_boundary",
+              "caught_as_expected", "scenarios.*.outcome_by_boundary", "killpoint_version",
+              "engine_version", "command", "campaign_dir",
               *in_each_run("final_reason", "crashed_at", "controls", "schedule_file", "history",
                            "measures.*", "verdicts.*.summary", "verdicts.*.evidence",
                            "verdicts.*.refs"),
@@ -50,6 +51,8 @@ RESULT_SHAPE = hj.Shape(
               "mutants.*.found_by", "mutants.*.seconds_to_detection", "mutants.*.schedule",
               "mutants.*.run"),
     nullable={"shard": "str", "wall_s": "float", "mutants.*.checker": "str",
+              "killpoint_version": "str", "engine_version": "str", "command": "list",
+              "campaign_dir": "str", **dict.fromkeys(in_each_run("measures.wall_s"), "float"),
               "mutants.*.runs_to_detection": "int",
               "mutants.*.found_by": "str", "mutants.*.seconds_to_detection": "float",
               "mutants.*.schedule": "dict", "mutants.*.run": "dict",
