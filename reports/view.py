@@ -33,7 +33,7 @@ from killpoint.harness.results import (
 )
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.deploys import DeployRow, deploy_rows
-from killpoint.reports.embedded import CarriedSchedule, carried, replay_for
+from killpoint.reports.embedded import CarriedArchive, CarriedSchedule, archive, carried, replay_for
 from killpoint.reports.figures import percent
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.objectives_view import ObjectivesView, objective_views
@@ -88,14 +88,12 @@ class ViolationView:
 
 @dataclass(frozen=True)
 class Listed:
-    """A run named in a line: a group's other runs, beside the one drawn in full."""
+    """A run named in a line: a group's other runs, beside the one drawn in full. Its schedule
+    is in the page's archive (`Page.archive`), under the name its command gives."""
 
     run: RunResult
     reason: str
-    # what the page carries to replay it (`reports.embedded`): a violation's; a run in doubt
-    # other than its group's smallest has a command for the campaign's own folder instead
-    schedule: CarriedSchedule | None
-    replay: str | None = None
+    replay: str | None  # `killpoint replay NAME.json`, in the folder the archive is unpacked in
 
 
 @dataclass(frozen=True)
@@ -148,6 +146,7 @@ class Page:
     groups: list[GroupView]  # the violations, smallest first, grouped
     doubts: list[GroupView]  # the runs in doubt (unknown, or waiting for a person), grouped
     doubted: int  # how many runs are in doubt
+    archive: CarriedArchive | None  # the schedules of the runs the groups list in a line
     run_rows: str  # every run, as compact JSON for the filterable table (`run_rows`)
     command: str  # the command line that launched the campaign, quoted as a shell would
     violation_counts: list[tuple[str, str, int]]  # (scenario, checker, runs), all violations
@@ -439,31 +438,20 @@ def _why(run: RunResult) -> str:
 
 
 def _groups(
-    runs: list[RunResult],
-    title: Callable[[RunResult, str], str],
-    timelines: int,
-    carry: bool = True,
+    runs: list[RunResult], title: Callable[[RunResult, str], str], timelines: int
 ) -> list[GroupView]:
     """`runs` grouped (`findings.violation_groups`), the first `timelines` groups' smallest
     runs with their timeline drawn: some 10 KB of SVG each. Each smallest run carries its
-    schedule; the others too when `carry` (violations), else (runs in doubt: hundreds in a
-    large campaign, some 500 bytes each) their command names the campaign's schedule file."""
+    schedule; the others are listed, their schedules in the page's archive."""
     return [
         GroupView(
             title=title(g.smallest, g.fault),
             first=violation_view(g.smallest, n < timelines),
             reason=_why(g.smallest),
-            rest=[_listed(r, carry) for r in g.runs[1:]],
+            rest=[Listed(r, _why(r), replay_for(r)) for r in g.runs[1:]],
         )
         for n, g in enumerate(violation_groups(runs))
     ]
-
-
-def _listed(run: RunResult, carry: bool) -> Listed:
-    if carry:
-        return Listed(run, _why(run), carried(run))
-    saved = run.schedule_file
-    return Listed(run, _why(run), None, None if saved is None else replay_for(run, path=saved))
 
 
 def doubted_runs(result: CampaignResult) -> list[RunResult]:
@@ -481,12 +469,10 @@ def doubt_groups(result: CampaignResult, timelines: int = DOUBT_TIMELINES) -> li
     `timelines` groups whose smallest run kept its history with its timeline drawn."""
     doubted = doubted_runs(result)
     unknown = [r for r in doubted if r.valid == "unknown"]
-    groups = _groups(
-        unknown, lambda r, fault: f"{first_objection(r)} unknown after {fault}", 0, False
-    )
+    groups = _groups(unknown, lambda r, fault: f"{first_objection(r)} unknown after {fault}", 0)
     for status in WAITING:
         waiting = [r for r in doubted if r.valid is True and r.final_status == status]
-        groups += _groups(waiting, lambda r, fault: f"{r.final_status} after {fault}", 0, False)
+        groups += _groups(waiting, lambda r, fault: f"{r.final_status} after {fault}", 0)
     drawn = iter(range(timelines))
     return [
         replace(g, first=violation_view(g.first.run, True))
@@ -570,11 +556,21 @@ def run_table(result: CampaignResult) -> list[dict[str, Any]]:
     return [{"scenario": s, "kind": k, **c} for (s, k), c in table.items()]
 
 
+def _listed_runs(groups: list[GroupView], objectives: list[ObjectivesView]) -> list[RunResult]:
+    """The runs the page names, whose schedules its archive carries: every run of every group
+    (a group's smallest drawn in full carries its own link besides) and each objective miss."""
+    listed = [run for g in groups for run in (g.first.run, *(x.run for x in g.rest))]
+    return listed + [miss.run for view in objectives for miss in view.misses]
+
+
 def build_page(result: CampaignResult) -> Page:
     """The page of `result`, carrying the schedules it shows (`reports.embedded`)."""
     metrics = campaign_metrics(result)
     violating = result.violations
     columns, rows = coverage(result)
+    groups = _groups(violating, lambda r, fault: f"{first_objection(r)} after {fault}", TIMELINES)
+    doubts = doubt_groups(result, 0 if violating else DOUBT_TIMELINES)
+    objectives = objective_views(result, metrics.objectives)
     return Page(
         result=result,
         metrics=metrics,
@@ -591,11 +587,10 @@ def build_page(result: CampaignResult) -> Page:
         run_table=run_table(result),
         phases=phase_counts(result),
         reason=verdict_reason(result),
-        groups=_groups(
-            violating, lambda r, fault: f"{first_objection(r)} after {fault}", TIMELINES
-        ),
-        doubts=doubt_groups(result, 0 if violating else DOUBT_TIMELINES),
+        groups=groups,
+        doubts=doubts,
         doubted=len(doubted_runs(result)),
+        archive=archive(_listed_runs(groups + doubts, objectives)),
         run_rows=run_rows(result),
         command=shlex.join(result.command or ()),
         violation_counts=[
@@ -605,7 +600,7 @@ def build_page(result: CampaignResult) -> Page:
             ).most_common()
         ],
         expected=expected_outcomes(metrics),
-        objectives=objective_views(result, metrics.objectives),
+        objectives=objectives,
         deploys=deploy_rows(result),
         queue=queue_view(result),
     )

@@ -6,9 +6,11 @@ import re
 from html import unescape
 
 from killpoint.harness.results import CampaignResult, RunResult, Verdict, hunt_report
+from killpoint.harness.schedule import FaultSchedule
 from killpoint.reports.html import render_html
 from killpoint.reports.view import build_page
 from tests.support.campaigns import EXPECTING_TEST, with_a_catch_as_expected
+from tests.support.carried import carried_files
 from tests.support.dom import Census, section_of
 
 
@@ -98,7 +100,9 @@ def test_without_a_schedule_file_the_page_still_carries_the_schedule(
     runs = [r.model_copy(update={"schedule_file": None}) for r in campaign.runs]
     html = section_of(render_html(campaign.model_copy(update={"runs": runs})), "violations")
     assert "killpoint replay order_saga-r7.json" in html
-    assert "&#34;scenario&#34;: &#34;order_saga&#34;" in html
+    [violation] = [r for r in runs if r.valid is False]
+    saved = carried_files(html)["order_saga-r7.json"]
+    assert FaultSchedule.model_validate_json(saved) == violation.schedule
 
 
 def test_engine_supplied_text_is_escaped(campaign: CampaignResult) -> None:

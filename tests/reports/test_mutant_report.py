@@ -1,6 +1,6 @@
 """The issue's failing report, made for real: `killpoint run` against the mutant that makes a
 fresh idempotency key on resume, on `order_saga`: every violation grouped and named, its
-verdict's reason first, under 100 KB (not yet: see the xfail); and the result keeps what the
+verdict's reason first, under 100 KB; and the result keeps what the
 page needs for the runs it doubts (a bounded number of histories) and each run's wall time."""
 
 from __future__ import annotations
@@ -38,12 +38,6 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="over 100 KB (some 115 KB) since every violating run carries its schedule "
-    "(`reports.embedded`, some 500 bytes a run): the 27 listed under their group's smallest "
-    "make 14 KB of it; the lead decides between the bound and carrying them",
-)
 def test_the_failing_report_is_under_100_kb(made: Path) -> None:
     assert len((made / "r.html").read_bytes()) < MAX_BYTES
 
