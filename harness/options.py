@@ -229,7 +229,7 @@ class CampaignOptions(_Declared):
         "(killpoint.engines entry points: langgraph, agent-framework, dbos, temporal, each "
         ":naive or :keyed, or a team's own), module:factory, 'cmd:COMMAND' or "
         "an engine file (FILE.toml) for an engine in any language (default: the reference "
-        "engine; for `mutants`: each mutant of the catalogue).", text, *SHARED,
+        "engine).", text, *SHARED,
         metavar="ENGINE"))
     tier: Tier = field(default="inprocess", metadata=option(
         "inprocess: injected exceptions; real: forked workers killed by SIGKILL, services over "

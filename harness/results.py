@@ -73,6 +73,7 @@ class RunMeasures(_Model):
     # a deploy campaign's run: its strategy and how the run came through (`deploy_outcome`)
     deploy_strategy: str | None = None
     deploy_outcome: str | None = None
+    wall_s: Seconds | None = None  # the run's whole wall time, all workers; None in older files
 
 
 RunKind = Literal[
@@ -104,7 +105,9 @@ class RunResult(_Model):
     valid: Valid
     measures: RunMeasures
     schedule_file: str | None = None
-    history: History | None = None  # kept for violations, where the report draws a timeline
+    # kept for violations and (a bounded number of) runs in doubt, where the report draws a
+    # timeline: unknown, or ended waiting for a person
+    history: History | None = None
     # each crash measured against the scenario's recovery objectives; None in results written
     # before objectives were measured (they merge all the same, as not measured)
     objectives: RunObjectives | None = None
@@ -177,11 +180,20 @@ class CampaignResult(_Model):
     profile: str = "default"
     shard: str | None = None
     started_at: str
-    duration_s: Seconds = 0.0
+    duration_s: Seconds = 0.0  # the campaign's (with shards, the longest shard's)
+    # the whole job's, from start to summary: the campaign and its mutant hunts (`run
+    # --mutants`); merged shards, the longest's; None where no command timed it (a file from
+    # before, the plugin)
+    wall_s: Seconds | None = None
     scenarios: list[ScenarioCoverage]
     runs: list[RunResult]
     mutants: list[MutantResult] = Field(default_factory=list)
     caught_as_expected: list[ExpectedCatch] = Field(default_factory=list)
+    # what the report's header names; None in files written before they were kept
+    killpoint_version: str | None = None
+    engine_version: str | None = None  # the version of the distribution that provides it
+    command: list[str] | None = None  # the command line that launched the campaign
+    campaign_dir: str | None = None  # its folder, as launched: where its queue is kept
 
     @property
     def violations(self) -> list[RunResult]:

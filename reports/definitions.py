@@ -106,8 +106,9 @@ METRICS: tuple[Definition, ...] = (
     Definition(
         "manual_intervention",
         "manual intervention",
-        "Of all runs, those that ended waiting for a person, whatever the reason: `needs_review` "
-        "and `quarantined` alike. It counts the runs the operator queue lists.",
+        "Of all runs, those that ended waiting for a person, whatever the reason: "
+        "`needs_review`, `quarantined`, `budget_exhausted` and `dead_lettered` alike. It counts "
+        "the runs the operator queue lists.",
     ),
     Definition(
         "within_budget",

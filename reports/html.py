@@ -8,6 +8,7 @@ it out. The file is rendered fully in memory before the old one is replaced.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -15,10 +16,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from killpoint.harness.results import CampaignResult
 from killpoint.reports._atomic import write_atomic
 from killpoint.reports.charts import fmt
+from killpoint.reports.definitions import METRICS
 from killpoint.reports.figures import percent
 from killpoint.reports.trend_charts import trends
 from killpoint.reports.trends import read_trend
-from killpoint.reports.view import OUTCOME_CLASSES, build_page
+from killpoint.reports.view import IN_TABLE, OUTCOME_CLASSES, build_page
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -35,6 +37,19 @@ def _maybe(value: float | None, unit: str = "") -> str:
     return "n/a" if value is None else f"{fmt(round(value, 2))}{unit}"
 
 
+def _compact(css: str) -> str:
+    """The stylesheet without comments and runs of blanks: a few KB of every page."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    return re.sub(r"\s*([{};])\s*|\s+", lambda m: m.group(1) or " ", css).strip()
+
+
+def _compact_script(js: str) -> str:
+    """The per-run table's script on one line, without its comments (every statement of it
+    ends in `;` or `}`)."""
+    js = re.sub(r"/\*.*?\*/", "", js, flags=re.S)
+    return " ".join(line.strip() for line in js.splitlines() if line.strip())
+
+
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -47,6 +62,8 @@ def environment() -> Environment:
     env.filters["seconds"] = _seconds
     env.filters["maybe"] = _maybe
     env.filters["pct"] = percent
+    env.filters["compact"] = _compact
+    env.filters["compact_script"] = _compact_script
     return env
 
 
@@ -57,7 +74,13 @@ def render_html(result: CampaignResult, trend: str | Path | None = None) -> str:
     shown = None if trend is None else trends(read_trend(trend), trend)
     template = environment().get_template("report.html.j2")
     return template.render(
-        page=page, r=result, m=page.metrics, outcomes=OUTCOME_CLASSES, trends=shown
+        page=page,
+        r=result,
+        m=page.metrics,
+        outcomes=OUTCOME_CLASSES,
+        trends=shown,
+        defs={d.key: d for d in METRICS},
+        in_table=IN_TABLE,
     )
 
 

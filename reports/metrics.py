@@ -2,7 +2,8 @@
 
 A campaign records raw measures per run (`RunMeasures`); this module turns them into the numbers
 an operator watches: resume success, duplicate side effects, unresolved effect age, recovery
-time, checkpoints per successful run, storage growth, migration failures, manual intervention,
+time, checkpoints per successful run, storage growth, migration failures, manual intervention
+(every run waiting for a person, as the operator queue lists them),
 resumes within budget, plus boundary coverage and the mutation score. Pure functions over a
 `CampaignResult`, no I/O, so shards merged into one result give the same metrics as one run.
 
@@ -12,13 +13,17 @@ A rate keeps its numerator and denominator (`3/4` reads better than `0.75` in a 
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from killpoint.harness.findings import fault_class, phase_counts, smallest_first, violation_groups
 from killpoint.harness.results import CampaignResult, RunResult, ScenarioCoverage, Verdict, combine
 from killpoint.reports.objectives import ObjectivesSummary, objectives_summary
+from killpoint.reports.queue import WAITING
 
 
 class _Model(BaseModel):
@@ -127,6 +132,9 @@ class CampaignMetrics(_Model):
     # must be, an expected outcome rather than a failure of the engine
     expected_migration_failures: int
     needs_review: Rate  # runs ending in needs_review / runs
+    # runs ending waiting for a person, whatever the reason (`queue.WAITING`) / runs: the runs
+    # the operator queue lists
+    manual_intervention: Rate
     expected_needs_review: int  # of those, runs the oracle passed: a stop its faults explain
     within_budget: Rate  # resumed runs that kept within their original budget / resumed runs
     coverage: BoundaryCoverage
@@ -215,6 +223,7 @@ def campaign_metrics(result: CampaignResult) -> CampaignMetrics:
             r.measures.migration_failures > 0 and r.valid is True for r in runs
         ),
         needs_review=Rate(count=sum(r.measures.needs_review for r in runs), of=len(runs)),
+        manual_intervention=Rate(count=sum(r.final_status in WAITING for r in runs), of=len(runs)),
         expected_needs_review=sum(r.measures.needs_review and r.valid is True for r in runs),
         within_budget=Rate(count=sum(r.measures.within_budget for r in resumed), of=len(resumed)),
         coverage=boundary_coverage(result),
@@ -239,7 +248,11 @@ def summary_json(result: CampaignResult) -> dict[str, Any]:
         "valid": valid,
         "scenarios": [s.scenario for s in result.scenarios],
         "runs": len(result.runs),
+        "duration_s": result.duration_s,
+        "wall_s": result.wall_s,
+        "phases": phases_json(result.runs),
         "per_scenario": {s.scenario: _scenario_json(s) for s in result.scenarios},
+        "violation_groups": groups_json(result.violations),
         "violations": _violations_json(result),
         "mutants": [
             {
@@ -275,19 +288,50 @@ def _scenario_json(s: ScenarioCoverage) -> dict[str, Any]:
 
 
 def _violations_json(result: CampaignResult) -> list[dict[str, Any]]:
-    """Each failed verdict of each violating run, with the schedule that replays it."""
+    """Each failed verdict of each violating run, smallest schedule first, with the schedule
+    that replays it."""
     return [
-        {
-            "run_id": run.run_id,
-            "scenario": run.scenario,
-            "label": run.label,
-            "checker": verdict.checker,
-            "summary": verdict.summary,
-            "evidence": list(verdict.evidence),
-            "schedule_file": run.schedule_file,
-            "schedule": run.schedule.describe(),
-        }
-        for run in result.violations
+        {**run_json(run), "checker": verdict.checker, "summary": verdict.summary,
+         "evidence": list(verdict.evidence)}
+        for run in smallest_first(result.violations)
         for verdict in run.verdicts
         if verdict.valid is False
+    ]  # fmt: skip
+
+
+def run_json(run: RunResult) -> dict[str, Any]:
+    """Where a run is found, and what replays it."""
+    return {
+        "run_id": run.run_id,
+        "scenario": run.scenario,
+        "phase": run.kind,
+        "label": run.label,
+        "fault": fault_class(run.schedule),
+        "schedule_file": run.schedule_file,
+        "schedule": run.schedule.describe(),
+    }
+
+
+def groups_json(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """The runs by class (`findings.violation_groups`), smallest first: each class's smallest
+    run with its checker's summary, and how many more runs the class holds."""
+    return [
+        {
+            "checker": group.checker,
+            "fault": group.fault,
+            "runs": len(group.runs),
+            "smallest": {
+                **run_json(group.smallest),
+                "summary": next(
+                    (v.summary for v in group.smallest.verdicts if v.checker == group.checker), ""
+                ),
+            },
+            "more": len(group.runs) - 1,
+        }
+        for group in violation_groups(runs)
     ]
+
+
+def phases_json(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """Runs, violating and unknown runs per phase (run kind), in the order a campaign runs them."""
+    return [dataclasses.asdict(count) for count in phase_counts(runs)]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from killpoint.harness.objectives import RunObjectives
-from killpoint.harness.results import CampaignResult
+from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.reports.charts import fmt
-from killpoint.reports.embedded import CarriedSchedule, carried
+from killpoint.reports.embedded import replay_for
 from killpoint.reports.figures import percent
 from killpoint.reports.objectives import (
     MissedRun,
@@ -29,7 +29,8 @@ class MissView:
     missed: MissedRun
     what: str  # "RTO", "RPO" or "RPO and RTO"
     figures: str  # "lost 4 steps, back after 7,200 s"
-    schedule: CarriedSchedule  # carried in the page, with its replay command
+    run: RunResult
+    replay: str | None  # its schedule is in the page's archive, under the name this gives
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,11 @@ def _rows(s: ScenarioObjectives) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def _miss(missed: MissedRun, schedule: CarriedSchedule) -> MissView:
+def _miss(missed: MissedRun, run: RunResult) -> MissView:
     what = " and ".join(n for n, v in (("RPO", missed.rpo), ("RTO", missed.rto)) if v == "missed")
     back = "never back" if missed.recovery_s is None else f"back after {seconds(missed.recovery_s)}"
     lost = "an unknown number of steps" if missed.lost_steps is None else steps(missed.lost_steps)
-    return MissView(missed, what, f"lost {lost}, {back}", schedule)
+    return MissView(missed, what, f"lost {lost}, {back}", run, replay_for(run))
 
 
 def objective_views(result: CampaignResult, summary: ObjectivesSummary) -> list[ObjectivesView]:
@@ -99,7 +100,7 @@ def objective_views(result: CampaignResult, summary: ObjectivesSummary) -> list[
                 rows=_rows(s),
                 state=("warn" if s.runs_missed else "good") if judged else "neutral",
                 runs_missed=s.runs_missed,
-                misses=[_miss(m, carried(runs[(s.scenario, m.run_id)])) for m in s.missed],
+                misses=[_miss(m, runs[(s.scenario, m.run_id)]) for m in s.missed],
                 unlisted=s.runs_missed - len(s.missed),
             )
         )

@@ -15,6 +15,7 @@ message) sit in the first column. Evidence refs from the verdicts are highlighte
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 from killpoint.fake_services.faults import FaultMode
@@ -40,6 +41,7 @@ class Mark:
     title: str
     classes: tuple[str, ...] = ()
     text: str = ""
+    lift: int = 0  # a step label's row above the lane: 1 where names would run into each other
 
 
 @dataclass
@@ -70,6 +72,17 @@ class Timeline:
     lanes: list[Lane]
     bands: list[Band]
     evidence_marks: int
+    ends: list[str] = field(default_factory=list)  # each worker's end, with its reason
+
+
+def worker_ends(history: History) -> list[str]:
+    """`w1 error: ValueError: …`: how each worker ended and why, as its record says; what a
+    lane's short name (`w1 error`) cannot hold."""
+    ends = []
+    for rec in sorted(history.workers, key=lambda w: w.worker):
+        outcome = rec.end + (f" → {rec.status}" if rec.status else "")
+        ends.append(f"w{rec.worker} {outcome}" + (f": {rec.reason}" if rec.reason else ""))
+    return ends
 
 
 @dataclass(frozen=True)
@@ -82,7 +95,8 @@ class _Grid:
     step: float
 
     def x(self, col: float) -> float:
-        return LABEL_WIDTH + (col + 0.5) * self.step
+        """Rounded: a tenth of a pixel is invisible, and long decimals made most of a page."""
+        return round(LABEL_WIDTH + (col + 0.5) * self.step, 1)
 
 
 def _grid(history: History) -> _Grid:
@@ -104,7 +118,7 @@ def _grid(history: History) -> _Grid:
     for request in pending:
         req_col[request.seq] = col
         col += 1
-    step = max(MIN_STEP, min(MAX_STEP, TARGET_WIDTH / max(col, 1)))
+    step = round(max(MIN_STEP, min(MAX_STEP, TARGET_WIDTH / max(col, 1))), 2)
     return _Grid(hit_col, req_col, col, step)
 
 
@@ -139,15 +153,24 @@ def _request_title(r: RequestRecord) -> str:
 
 
 def _fit_step_labels(lane: Lane) -> None:
-    """Shorten step names so each ends before the next one on the lane starts."""
+    """Keep step names whole: where one would run into the next, every other name is lifted
+    to a second row, and only a name that still does not fit is shortened (its full name on
+    hover)."""
     labelled = [i for i, m in enumerate(lane.marks) if m.text]
+    crowded = any(
+        len(lane.marks[i].text) * STEP_LABEL_CHAR_PX > lane.marks[j].x - lane.marks[i].x
+        for i, j in itertools.pairwise(labelled)
+    )
+    stride = 2 if crowded else 1
     for n, i in enumerate(labelled):
         mark = lane.marks[i]
-        room = (lane.marks[labelled[n + 1]].x - mark.x) if n + 1 < len(labelled) else 1e9
+        after = n + stride
+        room = (lane.marks[labelled[after]].x - mark.x) if after < len(labelled) else 1e9
         chars = int(room / STEP_LABEL_CHAR_PX) - 1
-        if len(mark.text) > chars:
-            text = mark.text[: chars - 1] + "…" if chars >= 3 else ""
-            lane.marks[i] = replace(mark, text=text)
+        text = mark.text
+        if len(text) > chars:
+            text = text[: chars - 1] + "…" if chars >= 3 else ""
+        lane.marks[i] = replace(mark, text=text, lift=n % 2 if crowded else 0)
 
 
 def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
@@ -167,14 +190,15 @@ def build_timeline(history: History, refs: list[EvidenceRef]) -> Timeline:
     ordered += [_neighbour_lane(n, grid) for n in history.neighbours]
     ordered += [store] + [lane for lane in lanes.values() if lane.kind == "service"]
     for n, lane in enumerate(ordered):
-        lane.y = TOP + n * LANE_HEIGHT + LANE_HEIGHT / 2
+        lane.y = round(TOP + n * LANE_HEIGHT + LANE_HEIGHT / 2, 1)
     return Timeline(
-        width=LABEL_WIDTH + (grid.columns + 1) * grid.step,
+        width=round(LABEL_WIDTH + (grid.columns + 1) * grid.step, 1),
         height=TOP + len(ordered) * LANE_HEIGHT + 6,
         step=grid.step,
         lanes=ordered,
         bands=bands,
         evidence_marks=evidence,
+        ends=worker_ends(history),
     )
 
 
@@ -212,6 +236,7 @@ def _hit_marks(
     last_hit = {h.worker: i for i, h in enumerate(history.hits)}
     evidence = 0
     last_step: dict[int, str | None] = {}
+    start = history.hits[0].time if history.hits else 0.0  # times from the first hit
     for i, hit in enumerate(history.hits):
         rec = records.get(hit.worker)
         new_step = hit.step is not None and last_step.get(hit.worker) != hit.step
@@ -225,7 +250,8 @@ def _hit_marks(
             Mark(
                 x=x,
                 shape="death" if dies else "tick",
-                title=f"hit #{i} {hit.label()} (t={hit.time:.1f})"
+                title=f"#{i} {hit.label()}"
+                + (f" t+{hit.time - start:g}s" if hit.time > start else "")
                 + (" — died here" if dies else ""),
                 classes=_cls("hit", "death" if dies else None, "evidence" if marked else None),
                 text=hit.step if new_step and hit.step else "",

@@ -86,8 +86,9 @@ MODEL = {
     "schedule",
     "tampering",
 }
-# Test folders that mirror no package: the docs' checks and the helpers every test shares.
-BESIDE = {"docs", "support", "support/command_engines"}
+# Test folders that mirror no package: the CI templates' checks, the docs' checks and the helpers
+# every test shares.
+BESIDE = {"ci", "docs", "support", "support/command_engines"}
 
 
 def _packages(top: Path) -> set[str]:

@@ -37,6 +37,11 @@ from killpoint.harness.run.world import World
 from killpoint.harness.scenario import Expect, Scenario
 from killpoint.harness.schedule import FaultSchedule, Tier, save_schedule
 
+# Histories kept of runs in doubt for the report's timelines, per campaign process, of unknown
+# runs and of runs waiting for a person each: a history is some 20 KB of JSON, and a campaign
+# may stop hundreds of runs for review; every violation keeps its own.
+MAX_DOUBTED_HISTORIES = 20
+
 
 @dataclass
 class CampaignConfig:
@@ -153,6 +158,8 @@ class Campaign:
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)
+        # histories kept of runs in doubt, unknown and waiting apart (`MAX_DOUBTED_HISTORIES`)
+        self._doubts_kept = {"unknown": 0, "waiting": 0}
 
     def close(self) -> None:
         try:
@@ -212,7 +219,9 @@ class Campaign:
         if schedule.tier != tier or schedule.engine != engine:
             schedule = schedule.model_copy(update={"tier": tier, "engine": engine})
         world = self.world_for(tier)
+        wall = time.perf_counter()
         history = run_in_tier(world, scenario, schedule, self.config.engine)
+        wall_s = time.perf_counter() - wall
         remember(self.stopped, kind, history)
         keep, shard = self.config.engine.keep, self.config.shard
         # the queue it leaves behind; every shard makes each recording, the first queues it
@@ -226,7 +235,15 @@ class Campaign:
         valid = combine(verdicts)
         objectives = measure_objectives(history, scenario.objectives)
         schedule_file = None
-        if valid is False or objectives.missed:  # a miss is replayed from the report too
+        doubted = valid == "unknown" or history.final_status in QUEUED
+        # a run in doubt keeps its history while its kind (unknown, waiting) has room
+        kind_of_doubt = "unknown" if valid == "unknown" else "waiting"
+        room = doubted and self._doubts_kept[kind_of_doubt] < MAX_DOUBTED_HISTORIES
+        kept = valid is False or room
+        if room and valid is not False:
+            self._doubts_kept[kind_of_doubt] += 1
+        # a miss and a run in doubt are replayed from the report too
+        if valid is False or objectives.missed or doubted:
             path = self.config.workdir / "schedules" / f"{scenario.name}-{schedule.run_id}.json"
             schedule_file = str(save_schedule(schedule, path))
         result = RunResult(
@@ -242,9 +259,9 @@ class Campaign:
             controls=history.controls,
             verdicts=verdicts,
             valid=valid,
-            measures=measure(history, verdicts),
+            measures=measure(history, verdicts).model_copy(update={"wall_s": wall_s}),
             schedule_file=schedule_file,
-            history=history if valid is False else None,
+            history=history if kept else None,
             objectives=objectives,
         )
         return result, history

@@ -14,12 +14,17 @@ with crashes in and after each control. It stops at the first run any checker (o
 case's expected recovery) judges false. The order makes the failing schedule minimal by
 construction: no smaller schedule in the plan was judged false before it.
 Nothing is random, so the same hunt gives the same answer twice.
+
+A hunt of a team's own engine (`engine_hunt`, `killpoint hunt`) goes on in the same order past
+its first finding, to the end of the plan: one engine shows several mistakes, each the smallest
+of its class (`findings.violation_groups`), where a mutant holds one.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,17 +83,59 @@ def hunt_outcome(
 ) -> HuntOutcome:
     """Hunt `spec` over `scenarios` in a world of its own under `world_dir`; the options drop
     whole phases of the plan, as they do for a campaign (`hunt_config`)."""
+    started, made = time.perf_counter(), 0
+    with closing(_hunt(spec, scenarios, world_dir, options, on_run)) as hunted:
+        for result, made in hunted:
+            if result.valid is False:
+                return _caught(spec, description, result, made, time.perf_counter() - started)
+    return HuntOutcome(
+        MutantResult(mutant=spec.name, description=description, caught=False), None, made
+    )
+
+
+@dataclass(frozen=True)
+class EngineHunt:
+    """A hunt of a team's own engine: every run it made, in the hunt's order."""
+
+    engine: str
+    runs: tuple[RunResult, ...]
+    seconds: float
+    whole: bool  # the whole plan was made (False: it stopped at its first finding)
+
+
+def engine_hunt(
+    spec: EngineSpec,
+    scenarios: Sequence[Scenario],
+    world_dir: Path,
+    options: CampaignOptions = DEFAULTS,
+    *,
+    first: bool = False,
+    on_run: Callable[[RunResult], None] | None = None,
+) -> EngineHunt:
+    """Hunt `spec` to the end of the plan (or, with `first`, to its first run judged false):
+    every run is kept, so each class of violation has its smallest schedule among them."""
+    started, runs, stopped = time.perf_counter(), [], False
+    with closing(_hunt(spec, scenarios, world_dir, options, on_run)) as hunted:
+        for result, _ in hunted:
+            runs.append(result)
+            stopped = first and result.valid is False
+            if stopped:
+                break
+    return EngineHunt(spec.name, tuple(runs), time.perf_counter() - started, whole=not stopped)
+
+
+def _hunt(
+    spec: EngineSpec,
+    scenarios: Sequence[Scenario],
+    world_dir: Path,
+    options: CampaignOptions,
+    on_run: Callable[[RunResult], None] | None,
+) -> Generator[tuple[RunResult, int]]:
+    """The hunt's runs in its order (`_hunted`), in a campaign closed when they stop."""
     config = hunt_config(spec, scenarios, world_dir, options, on_run)
     plan = Plan(config.scenarios, config.plan_options())
-    made = [0]
-    started = time.perf_counter()
     with Campaign(config) as campaign:
-        for result, runs in _hunted(campaign, plan, Budget.parse(config.explore), made):
-            if result.valid is False:
-                return _caught(spec, description, result, runs, time.perf_counter() - started)
-    return HuntOutcome(
-        MutantResult(mutant=spec.name, description=description, caught=False), None, made[0]
-    )
+        yield from _hunted(campaign, plan, Budget.parse(config.explore), [0])
 
 
 def _hunted(

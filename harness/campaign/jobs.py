@@ -44,15 +44,17 @@ def run_campaign(config: CampaignConfig, jobs: int) -> CampaignResult:
         )
     on_run, on_plan = config.on_run, config.on_plan
     totals: dict[int, int] = {}
+    # every shard makes (and counts) each recording; the merged result keeps one of each
+    recordings = len(config.scenarios)
 
     def heard(i: int, event: tuple[str, Any]) -> None:
         kind, value = event
-        if kind == "run" and on_run is not None:
+        if kind == "run" and on_run is not None and (i == 0 or value.kind != "clean"):
             on_run(value)
         elif kind == "plan" and on_plan is not None:
             totals[i] = value
             if len(totals) == jobs:
-                on_plan(sum(totals.values()))
+                on_plan(sum(totals.values()) - (jobs - 1) * recordings)
 
     def shard(i: int) -> Callable[[Report | None], CampaignResult]:
         def work(report: Report | None) -> CampaignResult:

@@ -16,6 +16,7 @@ from typing import Any
 
 from killpoint.harness.campaign import jobs
 from killpoint.harness.campaign.execute import CampaignConfig
+from killpoint.harness.campaign.provenance import stamped
 from killpoint.harness.catalogue import installed
 from killpoint.harness.engines.registry import as_spec, load_engine
 from killpoint.harness.options import CampaignOptions
@@ -68,9 +69,9 @@ def start(
 ) -> CampaignResult:
     """The one call that starts a campaign: `options` over `scenarios` against `engine`, in
     `workdir`, sharded over `options.jobs` processes; its progress told to `on_run` and
-    `on_plan` in this process."""
+    `on_plan` in this process; the result names its provenance (`provenance.stamped`)."""
     config = CampaignConfig.of(options, scenarios, workdir, engine, on_run, on_plan)
-    return jobs.run_campaign(config, options.jobs)
+    return stamped(jobs.run_campaign(config, options.jobs), engine.ref, workdir)
 
 
 def run_campaign(

@@ -49,6 +49,7 @@ def merge_results(parts: list[CampaignResult]) -> CampaignResult:
             "scenarios": list(coverage.values()),  # every part's scenarios, in first-seen order
             "runs": list(unique.values()),
             "duration_s": max(p.duration_s for p in parts),
+            "wall_s": max((p.wall_s for p in parts if p.wall_s is not None), default=None),
             "mutants": [m for part in parts for m in part.mutants],
         }
     )

@@ -20,8 +20,9 @@ from killpoint.harness.options import OPTIONS, CampaignOptions, Front, Option, O
 Command = Callable[..., None]
 
 
-def with_options(front: Front) -> Callable[[Command], Command]:
-    """Decorate `command(options: CampaignOptions, *, own flags…)` with the flags of `front`."""
+def with_options(front: Front, without: tuple[str, ...] = ()) -> Callable[[Command], Command]:
+    """Decorate `command(options: CampaignOptions, *, own flags…)` with the flags of `front`,
+    but those `without` names (a command that shares a front's options but one)."""
 
     def decorate(command: Command) -> Command:
         own = [
@@ -29,7 +30,8 @@ def with_options(front: Front) -> Callable[[Command], Command]:
             for p in inspect.signature(command, eval_str=True).parameters.values()
             if p.name != "options"
         ]
-        generated = [parameter(spec) for spec in declared(CampaignOptions, front)]
+        offered = [s for s in declared(CampaignOptions, front) if s.name not in without]
+        generated = [parameter(spec) for spec in offered]
         names = {p.name for p in generated}
 
         @functools.wraps(command)

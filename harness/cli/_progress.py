@@ -157,7 +157,7 @@ class Bar(Progress):
 
 
 def progress(quiet: bool) -> Progress:
-    """What `killpoint run` and `mutants` show while they work: see the module's docstring."""
+    """What `killpoint run`, `mutants` and `hunt` show while they work (the module's docstring)."""
     if quiet:
         return Progress()
     console = Console(stderr=True)

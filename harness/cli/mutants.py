@@ -5,29 +5,26 @@ catalogues) is hunted in a world of its own with the campaign's plan, smallest s
 until a run is judged false. The table shows the first checker that objected, how many runs that
 took and the failing schedule, saved as JSON, with the `killpoint replay FILE` that re-runs it.
 Exit status 1 if any mutant escapes: a harness that cannot catch a known mistake is not done.
-
-With `--engine`, the one engine hunted is a team's own that it expects to be broken (to show
-that the oracle catches it); it is spoken of as an engine, not a mutant: exit status 0 when a
-violation was found, 1 when it passed every schedule. An engine expected to pass is checked by
-`killpoint run --engine`, whose exit status is 1 on a violation.
+It is the harness's self-test: a team's own engine is hunted by `killpoint hunt --engine`.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from killpoint.contract.errors import KillpointError
 from killpoint.harness.campaign import launch
 from killpoint.harness.campaign.hunt import HuntOutcome
 from killpoint.harness.cli._app import app
 from killpoint.harness.cli._console import ci_console, line, mutant_table, table
 from killpoint.harness.cli._flags import with_options
-from killpoint.harness.cli._hunts import MutantOption, Target, chosen_mutants, hunt_outcomes
+from killpoint.harness.cli._hunts import MutantOption, chosen_mutants, hunt_outcomes
 from killpoint.harness.cli._progress import progress
 from killpoint.harness.cli._shared import (
     WORKDIR,
@@ -49,22 +46,32 @@ ReportOption = Annotated[
         show_default=False,
     ),
 ]
+# `--engine` moved to `killpoint hunt`: still read, to say so rather than "no such option"
+MovedEngineOption = Annotated[str | None, typer.Option("--engine", hidden=True)]
 
 
 @app.command()
-@with_options("mutants")
+@with_options("mutants", without=("engine",))
 def mutants(
     options: CampaignOptions,
     mutant: MutantOption = None,
+    engine: MovedEngineOption = None,
     workdir: WorkdirOption = WORKDIR,
     as_json: JsonOption = False,
     report: ReportOption = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Run the campaign against each mutant engine until the oracle catches it."""
+    """Run the campaign against each mutant engine until the oracle catches it: the harness's
+    self-test (hunt your own engine with `killpoint hunt --engine`)."""
+    if engine is not None:
+        raise KillpointError(
+            f"mutants hunts the catalogue's mutants; hunt your engine with "
+            f"`killpoint hunt --engine {shlex.quote(engine)}`"
+        )
     checkpoint_key(use="scratch")
     chosen = launch.every_scenario(options.scenarios)
-    targets, folder = _targets(options, mutant), fresh_folder(workdir, "mutants")
+    targets = [(n, spec, spec.description) for n, spec in chosen_mutants(mutant).items()]
+    folder = fresh_folder(workdir, "mutants")
     shown = progress(quiet)
     started = time.perf_counter()
     try:
@@ -77,30 +84,19 @@ def mutants(
 
         hunts = hunt_report([o.result for o in outcomes], time.perf_counter() - started)
         typer.echo(f"report: {write_html(hunts, report)}", err=True)
-    own = options.engine is not None
     if as_json:
-        typer.echo(json.dumps([_row(o, own) for o in outcomes], indent=2))
-    elif own:
-        _print_engine(outcomes[0], len(chosen))
+        typer.echo(json.dumps([_row(o) for o in outcomes], indent=2))
     else:
         _print_table(outcomes, len(chosen))
     if any(not o.result.caught for o in outcomes):
         raise typer.Exit(1)
 
 
-def _targets(options: CampaignOptions, names: Sequence[str] | None) -> list[Target]:
-    """The engine named by `--engine` (a team's own broken one), else the mutants asked for."""
-    chosen = chosen_mutants(names)
-    if options.engine is not None:
-        return [(options.engine, launch.resolve_engine(options.engine), "the engine under test")]
-    return [(n, spec, spec.description) for n, spec in chosen.items()]
-
-
-def _row(outcome: HuntOutcome, own: bool = False) -> dict[str, object]:
+def _row(outcome: HuntOutcome) -> dict[str, object]:
     r = outcome.result
     return {
-        ("engine" if own else "mutant"): r.mutant,
-        ("violation_found" if own else "caught"): r.caught,
+        "mutant": r.mutant,
+        "caught": r.caught,
         "checker": r.checker,
         "runs_to_detection": r.runs_to_detection,
         "found_by": r.found_by,
@@ -109,26 +105,6 @@ def _row(outcome: HuntOutcome, own: bool = False) -> dict[str, object]:
         "schedule_file": r.schedule_file,
         "description": r.description,
     }
-
-
-def _print_engine(outcome: HuntOutcome, scenarios: int) -> None:
-    """The hunt of a team's own engine, in an engine's words."""
-    r = outcome.result
-    if not r.caught:
-        typer.echo(
-            f"{r.mutant}: no violation found over {scenarios} scenario(s): it passed every "
-            "schedule of the plan and the exploration. `killpoint mutants --engine` expects a "
-            "broken engine; check one expected to pass with `killpoint run --engine`."
-        )
-        return
-    assert r.schedule is not None
-    typer.echo(
-        f"{r.mutant}: violation found by {r.checker} after {r.runs_to_detection} run(s) "
-        f"({r.found_by}), in {r.schedule.scenario}: {r.schedule.describe()}"
-    )
-    path = r.schedule_file
-    if path:
-        typer.echo(f"replay: {replay_command(path)}")
 
 
 def _print_table(outcomes: list[HuntOutcome], scenarios: int) -> None:

@@ -9,6 +9,7 @@ N` runs N shards in N processes and merges them. The campaign flags are `Campaig
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -82,7 +83,7 @@ def run(
         raise KillpointError("--mutant picks the mutants that --mutants hunts: add --mutants")
     hunted_mutants = chosen_mutants(mutant)
     clean.bound_campaigns(workdir, keep_campaigns)
-    shown = progress(quiet)
+    shown, started = progress(quiet), time.perf_counter()
     folder = fresh_folder(workdir, "campaign")
     try:
         result = launch.start(
@@ -93,6 +94,7 @@ def run(
             result = result.model_copy(update={"mutants": hunted})
     finally:
         shown.close()
+    result = result.model_copy(update={"wall_s": time.perf_counter() - started})
     written, unwritten = write_outputs(result, report, junit, out, keep_in=folder, trend=trend)
     kept = sorted([*folder.glob("queue.sqlite"), *folder.glob("shard-*/queue.sqlite")])
     written += [f"queue: killpoint queue --db sqlite:///{q} --tenant {TENANT}" for q in kept]

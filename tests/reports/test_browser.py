@@ -17,6 +17,7 @@ from killpoint.harness.results import CampaignResult
 from killpoint.harness.schedule import load_schedule
 from killpoint.reports.html import write_html
 from killpoint.reports.trends import append_trend, trend_record
+from tests.support.campaigns import doubtful_campaign
 from tests.support.needs import needs_module, needs_program
 
 if TYPE_CHECKING:  # playwright is a need of this test, not of the product
@@ -125,4 +126,38 @@ def test_the_trends_draw_one_line_a_figure_across_the_builds(
     assert page.locator("#trend-violations circle.trend-point").count() == 3
     line = page.locator("#trend-violations path.trend-line").bounding_box()
     assert line is not None and line["width"] > 200  # drawn across the chart, oldest to newest
+
+
+def test_the_per_run_table_filters_by_checker_phase_and_verdict_without_a_server(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    campaign = doubtful_campaign()
+    report = write_html(campaign, tmp_path / "report.html")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(report.as_uri(), wait_until="load")
+    rows = page.locator("#run-table tbody tr")
+    assert rows.count() == len(campaign.runs) == 10
+    page.select_option("#run-filters select[name=checker]", label="single_effect")
+    assert rows.count() == 1 and rows.first.locator("td").first.inner_text() == "r7"
+    page.select_option("#run-filters select[name=checker]", label="all")
+    page.select_option("#run-filters select[name=phase]", label="named")
+    assert rows.count() == 2  # the two quarantined runs
+    page.select_option("#run-filters select[name=verdict]", label="violation")
+    assert rows.count() == 0
+    assert page.locator("#run-count").inner_text() == "0 of 10 runs"
+    page.close()
+
+
+def test_the_verdict_and_its_reason_are_in_the_first_screen(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    report = write_html(doubtful_campaign(), tmp_path / "report.html")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(report.as_uri(), wait_until="load")
+    reason = page.locator("#verdict-reason")
+    box = reason.bounding_box()
+    assert box is not None and box["y"] + box["height"] < 1000
+    assert reason.inner_text().startswith("1 run violates single_effect")
     page.close()

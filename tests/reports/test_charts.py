@@ -61,3 +61,22 @@ def test_zeros_get_their_own_bar_before_the_decades() -> None:
 
 def test_a_narrow_range_stays_on_a_linear_axis() -> None:
     assert not histogram("h", "clock", [60.0, 61.0, 130.0], "s").log_x
+
+
+def test_a_few_huge_values_are_clipped_into_an_overflow_bar_so_the_body_shows() -> None:
+    """The issue's campaign: three clock jumps of an hour among runs that recovered in minutes
+    squeezed 361 of 366 runs into the first bar."""
+    values = [60.0] * 200 + [90.0] * 100 + [120.0] * 45 + [150.0] * 16 + [180.0] * 2 + [3601.0] * 3
+    chart = histogram("h", "clock", values, "s")
+    assert not chart.log_x
+    *body, overflow = chart.bars
+    assert overflow.title == "> 150: 5 runs" and chart.overflow == 5 == overflow.count
+    assert sum(b.count for b in body) == 361
+    assert len([b for b in body if b.count]) == 4  # 60, 90, 120 and 150 each a bar of its own
+    assert [t.text for t in chart.x_ticks] == ["60", "105", "> 150"]
+    assert overflow.x > max(b.x for b in body)
+
+
+def test_values_close_to_their_95th_percentile_are_not_clipped() -> None:
+    chart = histogram("h", "clock", [60.0] * 95 + [150.0] * 5, "s")
+    assert chart.overflow == 0 and sum(b.count for b in chart.bars) == 100

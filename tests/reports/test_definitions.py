@@ -10,7 +10,6 @@ from killpoint.reports.metrics import CampaignMetrics
 # figures the report shows that are not fields of CampaignMetrics, or are split from one field
 REPORT_ONLY = {
     "unknown",
-    "manual_intervention",
     "recovery_time_clock",
     "recovery_time_wall",
     "recovery_steps",

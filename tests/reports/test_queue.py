@@ -24,7 +24,8 @@ def test_the_page_has_a_queue_section_with_each_queued_run() -> None:
         and "killpoint queue --db sqlite:///CAMPAIGN/queue.sqlite" in section
     )
     [review] = [r for r in sample_campaign().runs if r.final_status == "needs_review"]
-    assert review.label in section
+    assert review.label in page.split('<section id="doubts">', 1)[1].split("</section>", 1)[0]
+    assert 'href="#doubts"' in section  # where the queue's runs are each named
 
 
 def test_an_empty_campaign_has_an_empty_queue() -> None:

@@ -104,14 +104,16 @@ def test_a_long_history_is_compressed_but_never_below_the_minimum_step() -> None
     assert t.width > 6.0 * len(long.hits)
 
 
-def test_step_labels_are_shortened_so_they_do_not_overlap() -> None:
+def test_crowded_step_labels_take_two_rows_and_stay_whole_where_they_fit() -> None:
     _, t = _timeline()
     for lane in t.lanes:
-        labelled = [m for m in lane.marks if m.text]
-        for mark, after in itertools.pairwise(labelled):
-            assert mark.x + len(mark.text) * 5.5 < after.x
-    first = next(m for m in _lane(t, "w0").marks if m.text)
-    assert first.text.startswith("valid")
+        for row in (0, 1):
+            labelled = [m for m in lane.marks if m.text and m.lift == row]
+            for mark, after in itertools.pairwise(labelled):
+                assert mark.x + len(mark.text) * 5.5 < after.x
+    w0 = [m for m in _lane(t, "w0").marks if m.text]
+    assert [m.lift for m in w0] == [0, 1]  # validate_order would run into charge
+    assert [m.text for m in w0] == ["validate_order", "charge"]
 
 
 def test_a_neighbour_has_a_lane_of_its_requests_where_they_fell_between_the_runs(
@@ -137,3 +139,14 @@ def test_a_neighbour_has_a_lane_of_its_requests_where_they_fell_between_the_runs
     # the run's own requests only on the services' lanes
     on_services = sum(len(x.marks) for x in t.lanes if x.kind == "service")
     assert on_services == len(history.requests)
+
+
+def test_each_worker_end_is_told_with_its_reason_not_only_in_the_lane_name() -> None:
+    history, _ = _timeline()
+    error = history.workers[1].model_copy(
+        update={"end": "error", "status": None, "reason": "StaleFenceError: fencing token 2"}
+    )
+    t = build_timeline(history.model_copy(update={"workers": [history.workers[0], error]}), [])
+    assert _lane(t, "w1").name == "w1 error"
+    assert t.ends[1] == "w1 error: StaleFenceError: fencing token 2"
+    assert t.ends[0].startswith("w0 killed")

@@ -38,7 +38,6 @@ def test_the_replay_command_names_the_carried_file_alone_since_the_schedule_name
 
     assert view.replay == view.schedule.replay == "killpoint replay order_saga-r7.json"
     assert view.schedule.file_name == "order_saga-r7.json"
-    assert FaultSchedule.model_validate_json(view.schedule.json) == run.schedule
     prefix, _, encoded = view.schedule.href.partition(",")
     assert prefix == "data:application/json;base64"
     assert FaultSchedule.model_validate_json(base64.b64decode(encoded)) == run.schedule
@@ -52,7 +51,7 @@ def test_a_carried_file_name_is_safe_for_a_shell_and_a_file_system(
     assert violation_view(odd, False).replay == "killpoint replay order_saga-case--a-b---x-.json"
 
 
-def test_a_schedule_that_names_no_engine_gets_no_replay_command_but_its_json(
+def test_a_schedule_that_names_no_engine_gets_no_replay_command_but_its_file(
     campaign: CampaignResult,
 ) -> None:
     # an engine handed to the harness as an object: `killpoint replay FILE` could not rebuild it
@@ -60,7 +59,8 @@ def test_a_schedule_that_names_no_engine_gets_no_replay_command_but_its_json(
 
     view = violation_view(run, with_timeline=False)
 
-    assert view.replay is None and '"engine": null' in view.schedule.json
+    assert view.replay is None
+    assert b'"engine":null' in base64.b64decode(view.schedule.href.partition(",")[2])
     html = section_of(render_html(_with(campaign, run)), "violations")
     assert "killpoint replay" not in html
     assert "replay it through the test that ran it" in html

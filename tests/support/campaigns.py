@@ -23,7 +23,7 @@ from killpoint.harness.results import (
     Verdict,
     combine,
 )
-from killpoint.harness.schedule import FaultSchedule, HitPoint
+from killpoint.harness.schedule import FaultSchedule, HitPoint, Tamper
 from tests.support.duplicate_charge import BAD_LABEL, duplicate_charge_history, violation_verdict
 
 ENGINE = "reference"
@@ -63,6 +63,7 @@ def _run(
     schedule: FaultSchedule | None = None,
     history: History | None = None,
     schedule_file: str | None = None,
+    reason: str = "",
 ) -> RunResult:
     verdicts = verdicts or [Verdict(checker="single_effect", valid=True)]
     schedule = schedule or _schedule(scenario, run_id, crashed)
@@ -74,6 +75,7 @@ def _run(
         schedule=schedule,
         final_status=status,
         final_state="done",
+        final_reason=reason,
         crashed_at=[c.label() for c in schedule.crashes],
         verdicts=verdicts,
         valid=combine(verdicts),
@@ -292,3 +294,39 @@ def with_a_catch_as_expected(campaign: CampaignResult) -> CampaignResult:
     )
     catch = ExpectedCatch.of(EXPECTING_TEST, broken)
     return campaign.model_copy(update={"caught_as_expected": [catch]})
+
+
+TAMPERED = "checkpoint integrity tag does not match its bytes"
+
+
+def _quarantined(run_id: str, kind: str, history: bool) -> RunResult:
+    """A run whose last checkpoint was tampered with: the engine refused it (quarantined), as
+    it must, and the run waits for a person; the oracle passed it."""
+    schedule = _schedule(
+        "order_saga",
+        run_id,
+        "ship:step.begin",
+        tamper=(Tamper(after_worker=0, kind=kind),),
+    )
+    return _run(
+        "order_saga",
+        run_id,
+        "named",
+        schedule.describe(),
+        _recovered(2, 60.0, 0.01, **_stored(4, 8, 10, 4000)),
+        status="quarantined",
+        schedule=schedule,
+        history=duplicate_charge_history(schedule) if history else None,
+        schedule_file=f"killpoint-out/schedules/order_saga-{run_id}.json",
+        reason=TAMPERED,
+    )
+
+
+def doubtful_campaign() -> CampaignResult:
+    """`sample_campaign` with two quarantined runs (one keeps its history), so that waiting for
+    a person is more than `needs_review`: 10 runs, 1 violating, 1 unknown, 3 waiting."""
+    campaign = sample_campaign()
+    quarantined = [_quarantined("q1", "flip_byte", True), _quarantined("q2", "rollback", False)]
+    return campaign.model_copy(
+        update={"runs": [*campaign.runs, *quarantined], "campaign_dir": "killpoint-out/c-1"}
+    )

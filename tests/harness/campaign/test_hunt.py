@@ -1,11 +1,12 @@
-"""The hunt: the campaign's plan smallest-first, stopping at the first run judged false."""
+"""The hunt: the campaign's plan smallest-first, stopping at the first run judged false (or,
+for a team's own engine, going on to the end of the plan)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from killpoint.harness.campaign.execute import Campaign, CampaignConfig
-from killpoint.harness.campaign.hunt import hunt, hunt_config, hunt_outcome
+from killpoint.harness.campaign.hunt import engine_hunt, hunt, hunt_config, hunt_outcome
 from killpoint.harness.checkers import check_all
 from killpoint.harness.engines.reference import REFERENCE
 from killpoint.harness.options import CampaignOptions, declared
@@ -126,3 +127,19 @@ def test_a_hunt_takes_the_phases_it_offers_and_keeps_the_campaigns_own_options_a
         n: getattr(defaults, n) for n in campaigns
     }
     assert (config.tier, config.shard) != (given.tier, given.shard)
+
+
+def test_an_engine_hunt_goes_on_past_its_first_finding_in_the_same_order(tmp_path: Path) -> None:
+    """The hunt of a team's engine makes the mutant hunt's runs, then the rest of the plan;
+    with `first` it stops where the mutant hunt stops."""
+    spec, chosen = MUTANTS["state_updated_after_call"], [CATALOGUE["research_publish"]]
+    options = CampaignOptions(double=False, interleave=False, explore="0")
+    caught = hunt_outcome(spec, chosen, tmp_path / "one", options)
+    whole = engine_hunt(spec, chosen, tmp_path / "whole", options)
+    first = engine_hunt(spec, chosen, tmp_path / "first", options, first=True)
+    assert whole.whole and not first.whole
+    assert len(first.runs) == caught.runs < len(whole.runs)
+    assert [r.run_id for r in first.runs] == [r.run_id for r in whole.runs[: caught.runs]]
+    assert first.runs[-1].valid is False and caught.run is not None
+    assert first.runs[-1].run_id == caught.run.run_id
+    assert sum(r.valid is False for r in whole.runs) > 1

@@ -107,26 +107,6 @@ def test_hunts_in_two_processes_report_what_one_process_reports(tmp_path: Path) 
     assert strip(json.loads(two)) == strip(json.loads(one))
 
 
-def test_an_engine_of_the_team_s_own_is_hunted_in_an_engine_s_words(tmp_path: Path) -> None:
-    """`--engine` hunts a team's engine expected to be broken: 0 when a violation is found."""
-    code, out = _mutants(
-        tmp_path, "--engine", "mutant:budgets_reset_on_restart", "--scenario", "approval_refund"
-    )
-    assert code == 0, out
-    assert out.startswith("budgets_reset_on_restart: violation found by budget_preserved")
-    assert "mutants caught" not in out and "replay: killpoint replay " in out
-
-
-def test_an_engine_that_passes_the_hunt_says_so_and_fails_the_command(tmp_path: Path) -> None:
-    code, out = _mutants(tmp_path, "--json", "--engine", "reference", "--scenario", "email")
-    assert code == 1
-    [row] = json.loads(out)
-    assert row["engine"] == "reference" and row["violation_found"] is False
-    code, out = _mutants(tmp_path / "text", "--engine", "reference", "--scenario", "email")
-    assert code == 1 and "reference: no violation found over 1 scenario(s)" in out
-    assert "check one expected to pass with `killpoint run --engine`" in out
-
-
 def test_the_report_shows_each_caught_mutant_with_a_replay_command_that_works_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,11 +1,11 @@
-"""Every flag of `killpoint run` and `killpoint mutants` reaches the campaign (or the hunt).
+"""Every flag of `killpoint run`, `mutants` and `hunt` reaches the campaign (or the hunt).
 
 The walk reads the flags from the click commands themselves, gives each a value other than its
 default, and shows where it lands: a `CampaignConfig` field, the number of processes, or — for
 what only shapes the output — an explicit list below. A flag added tomorrow fails here until it
 is shown to reach the campaign or listed as output. The campaign itself is not run: the seams
-the commands call (`jobs.run_campaign` under `launch.start`, `hunt.hunt_outcome`) record what they
-were given.
+the commands call (`jobs.run_campaign` under `launch.start`, `hunt.hunt_outcome`,
+`hunt.engine_hunt`) record what they were given.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from killpoint.harness.campaign import hunt, jobs
 from killpoint.harness.campaign.execute import CampaignConfig
-from killpoint.harness.campaign.hunt import HuntOutcome
+from killpoint.harness.campaign.hunt import EngineHunt, HuntOutcome
 from killpoint.harness.cli import app
 from killpoint.harness.options import OPTIONS, CampaignOptions
 from killpoint.harness.protocol import EngineSpec
@@ -41,6 +41,8 @@ RUN_OUTPUTS = {
     *("keep_campaigns", "trend"),
 }
 MUTANTS_OUTPUTS = {"mutant", "workdir", "as_json", "report", "quiet", "help"}
+MOVED = {"engine"}  # `mutants --engine` says to use `hunt --engine` (test_cli_hunt.py)
+HUNT_OUTPUTS = {"first", "workdir", "as_json", "quiet", "help"}
 
 
 @dataclass
@@ -179,12 +181,12 @@ def test_mutants_on_run_hunts_every_mutant_with_the_campaigns_options(
 
 
 def test_every_flag_of_mutants_is_a_shared_option_or_an_output() -> None:
-    expected = {s for s in OPTIONS if "mutants" in OPTIONS[s].fronts}
-    assert set(flags("mutants", MUTANTS_OUTPUTS)) == expected
+    expected = {s for s in OPTIONS if "mutants" in OPTIONS[s].fronts} - MOVED
+    assert set(flags("mutants", MUTANTS_OUTPUTS | MOVED)) == expected
     assert expected <= IN_HUNT.keys()
 
 
-@pytest.mark.parametrize("name", flags("mutants", MUTANTS_OUTPUTS))
+@pytest.mark.parametrize("name", flags("mutants", MUTANTS_OUTPUTS | MOVED))
 def test_each_flag_of_mutants_reaches_the_hunt(
     name: str, runner: CliRunner, hunts: list[Hunted], tmp_path: Path
 ) -> None:
@@ -192,6 +194,39 @@ def test_each_flag_of_mutants_reaches_the_hunt(
     invoke(runner, *base)
     invoke(runner, *base, *args_for("mutants", name))
     default, changed = hunts
+    wanted = getattr(CampaignOptions().merged({name: sample(OPTIONS[name])}), name)
+    assert IN_HUNT[name](changed) == wanted
+    assert IN_HUNT[name](default) != wanted
+
+
+@pytest.fixture
+def engine_hunts(monkeypatch: pytest.MonkeyPatch) -> list[Hunted]:
+    """What `killpoint hunt` asks of its one hunt: it finds nothing."""
+    seen: list[Hunted] = []
+
+    def engine_hunt(spec: EngineSpec, scenarios: Sequence[Scenario], world_dir: Path,
+                    options: CampaignOptions, **_: object) -> EngineHunt:  # fmt: skip
+        seen.append(Hunted(spec, list(scenarios), options))
+        return EngineHunt(spec.name, (), 0.0, whole=True)
+
+    monkeypatch.setattr(hunt, "engine_hunt", engine_hunt)
+    return seen
+
+
+def test_every_flag_of_hunt_is_an_option_of_a_hunt_or_an_output() -> None:
+    """A hunt of one engine runs in one process: `--jobs` is not offered."""
+    expected = {s for s in OPTIONS if "mutants" in OPTIONS[s].fronts} - {"jobs"}
+    assert set(flags("hunt", HUNT_OUTPUTS)) == expected
+
+
+@pytest.mark.parametrize("name", flags("hunt", HUNT_OUTPUTS))
+def test_each_flag_of_hunt_reaches_the_hunt(
+    name: str, runner: CliRunner, engine_hunts: list[Hunted], tmp_path: Path
+) -> None:
+    base = ["hunt", "--json", "--workdir", str(tmp_path), "--engine", "reference"]
+    invoke(runner, *base)
+    invoke(runner, *base, *args_for("hunt", name))  # a second --engine is the one taken
+    default, changed = engine_hunts
     wanted = getattr(CampaignOptions().merged({name: sample(OPTIONS[name])}), name)
     assert IN_HUNT[name](changed) == wanted
     assert IN_HUNT[name](default) != wanted

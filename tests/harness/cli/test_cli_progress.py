@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from killpoint.harness.cli import app
@@ -125,15 +126,18 @@ def test_the_mutants_command_shows_its_hunts_in_a_ci_log(tmp_path: Path) -> None
     assert "killpoint: 2/2 mutants hunted (100%), 2 caught" in result.stderr
 
 
-def _killpoint(tmp_path: Path, stderr: int) -> subprocess.Popen[bytes]:
+def _killpoint(tmp_path: Path, stderr: int, *more: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "KILLPOINT_CHECKPOINT_KEY": TEST_KEY, "COLUMNS": "120"}
     env.pop("KILLPOINT_DATABASE_URL", None)
-    command = [sys.executable, "-m", "killpoint", *SMALL, "--workdir", str(tmp_path)]
+    command = [sys.executable, "-m", "killpoint", *SMALL, *more, "--workdir", str(tmp_path)]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, env=env)
 
 
-def test_in_a_ci_log_lines_count_the_runs_to_the_total_made(tmp_path: Path) -> None:
-    done = _killpoint(tmp_path, subprocess.PIPE)
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_in_a_ci_log_lines_count_the_runs_to_the_total_made(tmp_path: Path, jobs: str) -> None:
+    """In one process or several (each shard makes every recording, the summary counts each
+    once), the last line's count and total are the summary's."""
+    done = _killpoint(tmp_path, subprocess.PIPE, "--jobs", jobs)
     out, err = done.communicate(timeout=120)
     assert done.returncode == 0, err
     made = int(re.findall(rb"(\d+) runs in ", out)[0])

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from killpoint.harness.cli import app
-from killpoint.harness.schedule import FaultSchedule, HitPoint, save_schedule
+from killpoint.harness.schedule import FaultSchedule, HitPoint, load_schedule, save_schedule
 from tests.support.fixtures import TEST_KEY
 
 BROKEN_ENGINE = '''
@@ -65,6 +65,9 @@ def test_run_json_summary_names_scenarios_boundaries_and_metrics(
     assert email["boundaries_crashed"]["count"] == email["boundaries_discovered"]["count"] > 5
     assert summary["violations"] == []
     assert "resume_success" in summary["metrics"]
+    phases = {p["phase"]: p["runs"] for p in summary["phases"]}
+    assert phases["clean"] == 1 and phases["single"] > 5
+    assert sum(phases.values()) == summary["runs"]
 
 
 def test_run_writes_report_and_junit(runner: CliRunner, tmp_path: Path) -> None:
@@ -146,18 +149,20 @@ def test_replay_of_a_named_case_checks_its_expected_recovery(
 
 
 def test_merge_of_shards_reports_every_run_once(runner: CliRunner, tmp_path: Path) -> None:
-    outs = []
+    outs, walls = [], []
     for shard in ("1/2", "2/2"):
         result = tmp_path / f"shard{shard[0]}.json"
-        code, _, _ = _run(runner, f"run -s email --no-double --json --shard {shard}",
-                          "--out", str(result), "--workdir", str(tmp_path))  # fmt: skip
+        code, out, _ = _run(runner, f"run -s email --no-double --json --shard {shard}",
+                            "--out", str(result), "--workdir", str(tmp_path))  # fmt: skip
         assert code == 0
         outs.append(str(result))
+        walls.append(json.loads(out)["wall_s"])
     code, out, _ = _run(runner, "merge", *outs, "--json")
     assert code == 0
     merged = json.loads(out)
     code, whole, _ = _run(runner, "run -s email --no-double --json --workdir", str(tmp_path))
     assert merged["runs"] == json.loads(whole)["runs"]
+    assert merged["wall_s"] == max(walls)  # shards run side by side: the longest's time
 
 
 @pytest.mark.parametrize(
@@ -255,6 +260,9 @@ def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path
     )
     summary = json.loads(out)
     caught = {m["mutant"]: m["caught"] for m in summary["mutants"]}
+    hunting = sum(m["seconds_to_detection"] or 0 for m in summary["mutants"])
+    # one wall time for the whole job: the campaign's, then the hunts'
+    assert summary["wall_s"] >= summary["duration_s"] + hunting
     assert list(caught) == [
         "budgets_reset_on_restart",
         "approvals_not_revalidated",
@@ -272,22 +280,19 @@ def test_run_with_mutants_reports_the_mutation_score(runner: CliRunner, tmp_path
             assert f"--engine mutant:{mutant['mutant']}</code>" in page
 
 
-def test_mutants_hunts_a_teams_own_engine(
+def test_hunt_finds_the_smallest_violation_of_a_teams_own_engine(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "broken_engine.py").write_text(BROKEN_ENGINE)
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(
-        runner,
-        "mutants -s research_publish --engine broken_engine:factory --json --report hunt.html",
-    )
-    assert code == 0
-    (row,) = json.loads(out)
-    assert row["engine"] == "broken_engine:factory"
+    code, out, _ = _run(runner, "hunt -s research_publish --engine broken_engine:factory --json")
+    assert code == 1
+    hunted = json.loads(out)
+    assert hunted["engine"] == "broken_engine:factory" and hunted["violating"] > 0
     # the smallest failing schedule in the plan: a named case, or the single crash that proves it
-    assert row["violation_found"] and row["checker"] in ("expected_recovery", "single_effect")
-    assert row["schedule"]["crashes"]
-    assert "timeline" in (tmp_path / "hunt.html").read_text()
+    first = hunted["violation_groups"][0]
+    assert first["checker"] in ("expected_recovery", "single_effect")
+    assert load_schedule(first["smallest"]["schedule_file"]).crashes
 
 
 def test_replay_fails_when_a_crash_point_is_never_reached_unless_allowed(

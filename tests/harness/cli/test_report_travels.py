@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from killpoint.harness.results import load_result
+from killpoint.harness.schedule import FaultSchedule
 from killpoint.reports.embedded import file_name
-from tests.support.carried import save_carried
+from tests.support.carried import carried_files, save_carried
 from tests.support.dom import Census
 from tests.support.small_runs import CAUGHT, PASSING, cli
 
@@ -49,6 +50,12 @@ def test_a_report_copied_to_another_folder_replays_from_the_command_it_prints(
     shutil.rmtree(ci)  # the machine that ran it is gone: the page alone must do
 
     _replays_its_first_violation(report, result, laptop, monkeypatch)
+    carried = {
+        name: FaultSchedule.model_validate_json(b)
+        for name, b in carried_files(report.read_text()).items()
+    }
+    for run in load_result(result).violations:  # every one, each the schedule that ran
+        assert carried[file_name(run)] == run.schedule
 
 
 def test_pruning_the_campaign_folder_leaves_a_report_named_by_path_replayable(
