@@ -112,13 +112,13 @@ def input_section(s: Scenario, example: dict[str, JsonValue]) -> list[str]:
         "| --- | --- |",
         *(f"| `{k}` | `{v!r}` |" for k, v in example.items()),
         "",
-        "## What each effect step sends and needs",
+        "## What each step sends and needs",
         "",
         "Each effect or compensation step turns the step context into intents for its service "
-        "(the adapter's `send`). Probed here with the example input, the outputs of the pure "
-        "steps before it, and no effects in the context: a step that reads an earlier effect's "
-        "receipt says so, and an engine must hand it that effect, committed, among "
-        "`StepContext.effects`.",
+        "(the adapter's `send`). Probed here with the example input, the outputs and artifacts "
+        "of the steps before it, and no effects in the context: a step that reads an earlier "
+        "effect's receipt says so (an engine must hand it that effect, committed, among "
+        "`StepContext.effects`), and so does a step that needs an earlier step's output.",
         "",
         "| step | operation → service | arguments, or what it needs |",
         "| --- | --- | --- |",
@@ -198,7 +198,7 @@ def probe_rows(s: Scenario, example: dict[str, JsonValue]) -> list[str]:
                 if step.kind is StepKind.PURE and step.compute is not None:
                     outputs[step.name] = step.compute(ctx)
                 elif step.kind is StepKind.EXPENSIVE and step.produce is not None:
-                    uri, sha = store.put(step.produce(ctx))
+                    sha, uri = store.put(step.produce(ctx))
                     refs[step.name] = ArtifactRef(
                         uri=uri, sha256=sha, media_type=step.media_type, produced_by=step.name
                     )
@@ -208,7 +208,9 @@ def probe_rows(s: Scenario, example: dict[str, JsonValue]) -> list[str]:
                         sent = f"`{intent.operation}` → `{intent.service}`"
                         rows.append(f"| `{step.name}` | {sent} | {args} |")
             except Exception as needs:  # what the step says it lacks is the point
-                rows.append(f"| `{step.name}` | → `{step.service}` | needs: {needs} |")
+                said = str(needs).splitlines()[0] if str(needs) else type(needs).__name__
+                where = f"→ `{step.service}`" if step.service else f"({step.kind.value} step)"
+                rows.append(f"| `{step.name}` | {where} | needs: {said} |")
     return rows or ["| — | — | no effect steps |"]
 
 
