@@ -112,3 +112,13 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
         timeout=300,
     )
     assert built.returncode == 0, built.stderr
+
+
+def test_the_readme_is_a_door_whose_links_all_lead_somewhere() -> None:
+    """The manual lives on the site; the README stays short, and no link of it dangles (the site's
+    strict build checks the pages' links, not the README's)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [t for t in targets if "://" not in t]
+    assert len(text.splitlines()) <= 200
+    assert local and [t for t in local if not (ROOT / t).exists()] == []
