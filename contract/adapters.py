@@ -22,6 +22,16 @@ class Capabilities(Protocol):
 
 
 class EffectAdapter(Capabilities, Protocol):
+    """A scenario's connection from its effect steps to one service (`Scenario.make_adapters`).
+
+    An engine calls `send` with a key it keeps stable across retries and resumes; for an effect
+    whose outcome is in doubt it calls `lookup` before sending again: a receipt means it
+    happened (commit it), `None` that it provably did not (send again, same key), `CannotTell`
+    that nobody can say (a non-idempotent effect then stops for review, never sent twice).
+    `verify` proves the postcondition before a run may complete. The flags (`Capabilities`)
+    say which of these moves are safe for this service.
+    """
+
     service: str
 
     def send(self, intent: EffectIntent, key: str) -> Receipt:
@@ -29,7 +39,12 @@ class EffectAdapter(Capabilities, Protocol):
         ...
 
     def lookup(self, intent: EffectIntent, key: str) -> Receipt | None:
-        """The receipt if the effect happened, None if it provably did not; else `CannotTell`."""
+        """The receipt if the effect happened, None if it provably did not; else `CannotTell`.
+
+        None is proof of absence, not "not seen yet": an adapter of an eventually consistent
+        service answers None only when the service says it holds nothing (the publisher: on
+        `not_found`, never on `not_visible`). It may raise `OutcomeUnknown` when the read
+        itself is lost."""
         ...
 
     def verify(self, intent: EffectIntent, receipt: Receipt) -> bool:

@@ -13,6 +13,11 @@ from typing import Protocol
 
 
 class BoundaryHook(Protocol):
+    """`hook(boundary, step)`: the engine is at `boundary` (a name of its own choosing, such as
+    `checkpoint.committed`) inside `step`. In a campaign the call may not return: the harness
+    kills the worker there, or pauses it while another worker runs. Call it around each durable
+    write and each call to a service; the harness also sees every request at the transport."""
+
     def __call__(self, boundary: str, step: str | None = None) -> None: ...
 
 

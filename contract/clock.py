@@ -12,11 +12,17 @@ from typing import Protocol
 
 
 class Clock(Protocol):
+    """The clock an engine reads and waits on (`WorkerEnv.clock`). In a campaign it is the
+    world's clock, which the harness moves for a downtime or a clock jump: an engine that reads
+    the wall clock instead misses both, and says so with `CLOCK` in `EngineSpec.lacks`."""
+
     def now(self) -> float:
         """Seconds since the epoch on this clock."""
         ...
 
-    def sleep(self, seconds: float) -> None: ...
+    def sleep(self, seconds: float) -> None:
+        """Wait `seconds` on this clock (a backoff between verify reads, say)."""
+        ...
 
 
 class SystemClock:

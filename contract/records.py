@@ -24,6 +24,19 @@ class Frozen(BaseModel):
 
 
 class RunStatus(StrEnum):
+    """Where a run stands, as an engine reports it (`Outcome.status`) and records it.
+
+    `running` and `waiting_approval` are not terminal: a later worker resumes the run (the
+    harness grants the approval first). The rest end it: `completed` (the workflow reached a
+    terminal state of its happy path), `compensated` (it undid what it had done, as the
+    workflow's `on_failure` edges lead), `needs_review` (an effect in doubt, or a fact recovery
+    could not establish: a person decides), `budget_exhausted` (attempts, steps, cost or time
+    spent), `quarantined` (its checkpoint cannot be trusted or migrated), `failed` (a definite
+    rejection with nowhere to go), `dead_lettered` (its start message was redelivered too often
+    without the run ending). Stopping for a person is correct recovery, never a violation by
+    itself; ending `completed` while an effect is in doubt is the violation.
+    """
+
     RUNNING = "running"
     WAITING_APPROVAL = "waiting_approval"
     COMPLETED = "completed"
@@ -46,6 +59,16 @@ def is_terminal(status: str | None) -> bool:
 
 
 class EffectStatus(StrEnum):
+    """Where one logical effect stands in an engine's ledger, in write-ahead order.
+
+    `prepared` (the intent and its key are recorded), `started` (an attempt is spent, the call
+    is about to go), `unknown` (the call may or may not have happened: a timeout, a lost
+    response), `committed` (the service's receipt is recorded), `verified` (a read proved its
+    postcondition), `failed` (the service definitely refused it), `compensated` (a later
+    effect undid it), `needs_review` (only a person can settle it). `started` and `unknown`
+    are unresolved (`unresolved`): recovery must ask the service or escalate, never assume.
+    """
+
     PREPARED = "prepared"
     STARTED = "started"
     UNKNOWN = "unknown"
@@ -101,7 +124,15 @@ class ArtifactRef(Frozen):
 
 
 class Receipt(Frozen):
-    """What the downstream service said it did: its id for the effect and a hash of the result."""
+    """What the downstream service said it did: its id for the effect and a hash of the result.
+
+    Attributes:
+        resource_id: the service's id of what the effect made (a charge id, a publication ref);
+            a later step reads it from the ledger (a refund names its charge).
+        result_hash: a hash of the service's answer, where the adapter computes one.
+        detail: the rest the adapter keeps of the answer (a publisher receipt says whether
+            the publication was `visible` yet).
+    """
 
     resource_id: str
     result_hash: str = ""
@@ -109,7 +140,19 @@ class Receipt(Frozen):
 
 
 class EffectIntent(Frozen):
-    """One logical external action, named the same way on every attempt."""
+    """One logical external action, named the same way on every attempt.
+
+    A step's `intents` function builds it from the step context; the engine hands it to the
+    service's adapter (`EffectAdapter.send`) with an idempotency key of its own making.
+
+    Attributes:
+        operation: the step's name for the action (`charge`), not the service's
+            (`create_charge`).
+        service: the adapter that carries it (a key of `Scenario.make_adapters`).
+        args: the business arguments: the same on every attempt, so a retry is the same request.
+        high_impact: money moves or something that cannot be taken back happens: a marker
+            for the engine and for a reader (no checker judges by it).
+    """
 
     operation: str
     service: str
@@ -120,8 +163,26 @@ class EffectIntent(Frozen):
 class EffectRecord(Frozen):
     """One logical external action as its engine recorded it (a row of an effect ledger).
 
-    `intent` is the operation the intent named; `attempts` counts the sends the engine spent on
-    it. An engine without a fingerprint or a clock reading for the row leaves the defaults.
+    One record per logical action, not per attempt. An engine hands the records of a run to
+    each step (`StepContext.effects`: a step reads an earlier effect's receipt from them) and
+    to the oracle (`HistoryReader.effects`). An engine without a fingerprint or a clock reading
+    for the row leaves the defaults.
+
+    Attributes:
+        operation_id: the action's identity in the ledger: one per (workflow, step, operation).
+        step: the step whose intent it is.
+        service: the service the intent went to.
+        intent: the operation the intent named (`EffectIntent.operation`).
+        args: the intent's arguments.
+        idempotency_key: the key sent with every attempt: the same on every retry and resume
+            (letters and digits: it travels as a URL path segment and a header).
+        fingerprint: a hash of the request, where the engine keeps one.
+        status: where it stands (`EffectStatus`); a step only trusts a `committed` or
+            `verified` one.
+        attempts: the sends the engine spent on it (spent before each send).
+        receipt: what the service said it did, once known.
+        reason: why it ended as it did (a rejection, a review).
+        updated_at: the world clock's reading when the row last changed.
     """
 
     workflow_id: str
@@ -155,7 +216,15 @@ class ApprovalRecord(Frozen):
 
 @dataclass(frozen=True)
 class Outcome:
-    """Where a resume left the workflow: the answer of `EngineUnderTest.resume`."""
+    """Where a resume left the workflow: the answer of `EngineUnderTest.resume`.
+
+    Attributes:
+        workflow_id: the run's workflow id.
+        status: where the run stands (`RunStatus`): terminal, or waiting for an approval.
+        state: the workflow state it is in.
+        sequence: the number of its last committed checkpoint.
+        reason: why it stopped, for a status a person reads (`needs_review`, `quarantined` …).
+    """
 
     workflow_id: str
     status: RunStatus

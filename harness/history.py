@@ -147,6 +147,16 @@ class NeighbourRecord(_Model):
 
 
 class History(_Model):
+    """Everything one run left behind, as the checkers judge it (and a replay must reproduce).
+
+    Three kinds of evidence, kept apart: the services' ground truth (`requests`, `applied`:
+    their own journals), the engine's durable records read through its `HistoryReader`
+    (`checkpoints`, `effects`, `approvals`; `readable` and `ledger` say whether it has any),
+    and what the harness itself did and saw (`schedule`, `hits` at the boundaries, `workers`
+    and how each ended, `tampered`, `grants`, `controls`, `lies`). What the last worker
+    returned (`claimed_*`) is its word, never evidence; `final_status` is the end the durable
+    records show. The records are serialized with the run (`killpoint replay --history`)."""
+
     scenario: str
     workflow_id: str
     schedule: FaultSchedule

@@ -90,23 +90,34 @@ class StoreHandle:
 
 @dataclass(frozen=True)
 class WorkerEnv:
-    """What one worker is built from. A new one is made for every worker the harness starts."""
+    """What one worker is built from. A new one is made for every worker the harness starts.
+
+    Attributes:
+        owner: the worker's name, for leases and audit (`worker-0`, `worker-1`, …).
+        store: where the engine keeps its durable state in this world (`StoreHandle`).
+        http: a client to the services; the harness watches (and faults) it at the transport.
+        hook: the boundary hook: call it wherever the worker could die.
+        clock: the world's clock (`Clock`): read and wait on it, never on the wall clock.
+        versions: what this worker runs (a deploy between workers changes them).
+        lease_ttl: the lease time the harness expects the engine to use, in clock seconds.
+        deploy: a deploy in progress, as the worker is told of it.
+        secrets: the world's secrets (a sealing key, the services' token), also in the
+            environment (`killpoint.contract.secrets`): use them, never store them; each is a
+            canary the oracle looks for after the run (`secrets_kept`). None outside a world.
+        took_start: for an engine whose `start` returns before the message is durably taken
+            (class attribute `defers_start = True`): call it once it is; until then each
+            later worker is handed the start message again, as a queue redelivers.
+    """
 
     owner: str
     store: StoreHandle
-    http: httpx.Client  # to the services: the harness watches (and faults) it at the transport
-    hook: BoundaryHook  # call it wherever the worker could die
+    http: httpx.Client
+    hook: BoundaryHook
     clock: Clock
-    versions: Versions  # what this worker runs (a deploy between workers changes them)
+    versions: Versions
     lease_ttl: float
-    deploy: DeployNotice | None = None  # a deploy in progress, as the worker is told of it
-    # the world's secrets (a sealing key, the services' token), also in the environment
-    # (`killpoint.contract.secrets`): use them, never store them — each is a canary
-    # the oracle looks for after the run (`secrets_kept`); None outside a world (a soak)
+    deploy: DeployNotice | None = None
     secrets: Secrets | None = None
-    # the start message is durably taken, for an engine whose `start` returns before it is (a
-    # class attribute `defers_start = True` says so): until it is called, each later worker is
-    # handed the start message again, as a queue redelivers a message nobody acknowledged
     took_start: Callable[[], None] | None = None
 
     @property
@@ -127,6 +138,9 @@ class WorkerEnv:
 
 
 class EngineUnderTest(Protocol):
+    """What the harness drives: one object per worker, built by an `EngineFactory`. A worker may
+    die at any boundary hook and any request; the next is a new object on the same store."""
+
     def start(self, scenario: Scenario, workflow_id: str, input: Mapping[str, JsonValue]) -> bool:
         """Accept the start message; False when the workflow already exists (redelivery)."""
         ...
@@ -151,15 +165,28 @@ class OperatedEngine(Protocol):
 
 
 class EngineFactory(Protocol):
+    """`factory(env, scenario) -> engine`: builds one worker's engine (what `--engine
+    module:factory` names, or `EngineSpec.factory`)."""
+
     def __call__(self, env: WorkerEnv, scenario: Scenario) -> EngineUnderTest: ...
 
 
 class CheckpointRecord(BaseModel):
     """A committed checkpoint as the oracle sees it: engine-neutral, nothing trusted.
 
-    `trusted` is False for a row that failed its engine's integrity check (only the row's own
-    fields are then known); `fencing_token` is the lease token the row was written under, where
-    the engine has one; `size` the bytes stored for it, for the storage metrics."""
+    Attributes:
+        sequence: 1, 2, … in the engine's order of commits; two checkpoints written from one
+            parent (a fork) keep one number.
+        state: the workflow state it records.
+        status: the run's status then (`RunStatus` values).
+        run_id: the lineage it belongs to; `parent_run_id` and `decision` (`branch`,
+            `restart`, `migrate`) for one that starts a new lineage on purpose.
+        outputs: the pure steps' outputs it holds (verified completion validates them).
+        fencing_token: the lease token the row was written under, where the engine has one.
+        created_at: when it was committed, on the world clock; `size`: its bytes stored.
+        trusted: False for a row that failed its engine's integrity check (only the row's own
+            fields are then known).
+    """
 
     model_config = ConfigDict(frozen=True)
 

@@ -112,6 +112,24 @@ class NamedCase:
 
 @dataclass(frozen=True)
 class Scenario:
+    """A unit of work the harness runs an engine on (the catalogue's pages list each one's).
+
+    Attributes:
+        name: what `killpoint run -s NAME` calls it.
+        description: one line, for listings and reports.
+        workflow: the state machine of steps the engine runs.
+        make_input: one run's input from its run id; business keys carry the run id, because
+            the runs of a campaign share one store and one set of services.
+        make_adapters: the effect adapters, by service, on the worker's HTTP client.
+        expected_effects: the effects one run must cause exactly once, from its input, named
+            the service's way (`ExpectedEffect`).
+        limits: the budget a run may spend across every restart.
+        gates: how the harness plays the human at each approval gate (`GatePolicy`).
+        expected_status: how a fault-free run ends.
+        cases: the seeds' named cases that travel with it (`NamedCase`).
+        objectives: the RPO and RTO every crash is judged against; None: not declared.
+    """
+
     name: str
     description: str
     workflow: Workflow

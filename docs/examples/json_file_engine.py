@@ -11,6 +11,7 @@ exposes no history reader, so only the checkers that read the services' journals
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -73,12 +74,14 @@ class JsonFileEngine:
             elif step.kind is StepKind.EFFECT and step.intents is not None:
                 adapter = self.adapters[step.service or ""]
                 for intent in step.intents(ctx):
-                    key = f"{workflow_id}/{step.name}/{intent.operation}"
+                    operation_id = f"{workflow_id}:{step.name}:{intent.operation}"
+                    # a key travels as a path segment and a header: letters and digits only
+                    key = "k" + hashlib.sha256(operation_id.encode()).hexdigest()[:40]
                     receipt = adapter.send(intent, key)
                     doc["effects"].append(
                         EffectRecord(
                             workflow_id=workflow_id,
-                            operation_id=key,
+                            operation_id=operation_id,
                             step=step.name,
                             service=intent.service,
                             intent=intent.operation,

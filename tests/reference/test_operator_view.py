@@ -147,8 +147,8 @@ def test_a_running_workflow_without_a_checkpoint_is_an_anomaly_too(
     assert "nothing to resume from" in anomaly.detail
 
 
-def test_every_field_of_the_json_view_is_documented_in_the_readme() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+def test_every_field_of_the_json_view_is_documented_in_the_command_line_guide() -> None:
+    readme = (Path(__file__).parents[2] / "docs" / "guide" / "cli.md").read_text()
     table = readme.split("`inspect --json` prints the typed model", 1)[1].split("\n\n", 2)[1]
     documented = set(re.findall(r"`(\w+)(?:\[\])?`", table))
     models = (OperatorView, CheckpointView, CheckpointRow, SealedCheckpoint, Anomaly)

@@ -1,6 +1,7 @@
-"""The README's stateful example, copied into a fresh project as a user would: the machine for
-the team's own scenario catches a broken engine, shrinks the failure to a program of explicit
-rule calls, and that program, pasted below the machine, fails the same way."""
+"""The stateful example of docs/guide/hypothesis.md, copied into a fresh project as a user
+would: the machine for the team's own scenario catches a broken engine, shrinks the failure to
+a program of explicit rule calls, and that program, pasted below the machine, fails the same
+way."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "hypothesis.md"
 MARKER = "<!-- example: stateful -->"
 INVARIANTS = ("state.oracle_holds(", "state.never_more_than_eight_workers(")
 
 
 def readme_example() -> str:
-    """The code block right after the marker, exactly as the README shows it."""
-    text = README.read_text(encoding="utf-8")
+    """The code block right after the marker, exactly as the guide shows it."""
+    text = GUIDE.read_text(encoding="utf-8")
     after = text[text.index(MARKER) + len(MARKER) :]
     block = re.match(r"\s*```python\n(.*?)\n```", after, re.DOTALL)
     assert block is not None, "no python block after the stateful marker"
@@ -46,7 +47,7 @@ def test_the_readme_machine_catches_a_mutant_of_an_own_scenario_as_a_pasteable_p
 ) -> None:
     example = readme_example()
     (tmp_path / "test_notify.py").write_text(example, encoding="utf-8")
-    # a fixed seed: the shrunk program is the same on every run (the README keeps its database)
+    # a fixed seed: the shrunk program is the same on every run (the guide keeps its database)
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0"]
     found = run(pytest, tmp_path)
     output = found.stdout + found.stderr

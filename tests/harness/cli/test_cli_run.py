@@ -206,7 +206,7 @@ def test_a_schedule_for_an_unknown_scenario_is_rejected_clearly(
 def test_an_engine_outside_the_project_is_run_by_module_factory_and_its_bugs_found(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The README's own-engine example, copied out of the repository as a team would."""
+    """The docs' own-engine example, copied out of the repository as a team would."""
     example = Path(__file__).parents[3] / "docs" / "examples" / "json_file_engine.py"
     (tmp_path / "team_engine.py").write_text(example.read_text())
     monkeypatch.chdir(tmp_path)

@@ -1,6 +1,6 @@
 """The oracle is honest about an engine it cannot see into.
 
-The README's own-engine example (`docs/examples/json_file_engine.py`, copied out of the
+The docs' own-engine example (`docs/examples/json_file_engine.py`, copied out of the
 repository as a team would) exposes no history reader and no tamper hook. A small campaign of
 `order_saga` against it must answer unknown wherever a checker lacks its evidence (never true),
 and still find the example's real bugs from the services' journals.
