@@ -1,8 +1,8 @@
 """Network-side faults, applied where the request leaves the client.
 
 A lost request, a lost response, a duplicated delivery or a slow link are not the service's
-doing, so they are injected in the client's transport: in-process inside a respx side effect
-that forwards to the ASGI app, over real HTTP in a wrapper around ``httpx.HTTPTransport``. Both
+doing, so they are injected in the client's transport: in-process in the transport that
+forwards to the ASGI app, over real HTTP in a wrapper around ``httpx.HTTPTransport``. Both
 call :func:`deliver`, so the two tiers apply a decision the same way. The client sees what a real
 client would: ``httpx.ReadTimeout`` when it can't know whether the request took effect.
 """

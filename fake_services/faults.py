@@ -3,7 +3,7 @@
 A :class:`FaultPlan` is data (pydantic, JSON round-trip) so a fault schedule can be stored with a
 run and replayed. Rules pick requests by service, operation and a 1-based occurrence among the
 requests matching the rule; a :class:`FaultInjector` keeps those counters. There is exactly one
-decision function, :meth:`FaultInjector.decide`: the in-process respx route, the real-tier client
+decision function, :meth:`FaultInjector.decide`: the in-process transport, the real-tier client
 transport (through ``POST /_admin/faults/decide``) and the app itself (for clients that do not go
 through our transport) all call it, so a plan means the same thing on every path.
 

@@ -2,23 +2,22 @@
 
 Exhaustive boundary enumeration and Hypothesis make thousands of calls, so a call must cost well
 under a millisecond and stay deterministic: no sockets, no threads, no new client per request.
-``httpx.ASGITransport`` is async-only and Starlette's ``TestClient`` hops to a thread per call,
-so :class:`AsgiBridge` runs the app's coroutine on one private event loop instead. Network
-faults are injected by a respx route whose side effect decides the fault and forwards to the
-bridge, exactly as the real tier's transport does.
+``httpx.ASGITransport`` is async-only and Starlette's ``TestClient`` hops to a thread per call.
+The app never waits on anything (`app.py`: every endpoint does its local SQLite work inline), so
+:class:`AsgiBridge` steps the app's coroutine by hand, with no event loop at all: a loop's turn
+per request (a task, a selector poll) cost as much as the app's own work. Network faults are
+decided in the transport, which forwards to the bridge, exactly as the real tier's does.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextvars
 import threading
 from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import httpx
-import respx
 from starlette.types import ASGIApp, Message
 
 from killpoint.fake_services._network import deliver
@@ -27,15 +26,16 @@ from killpoint.fake_services.clock import ServiceClock
 from killpoint.fake_services.faults import FaultInjector, FaultPlan, classify
 from killpoint.fake_services.journal import Journal
 
-BASE_URL = "http://services.test"
+HOST = "services.test"
+BASE_URL = f"http://{HOST}"
+T = TypeVar("T")
 
 
 class AsgiBridge:
-    """Call an ASGI app synchronously, one request at a time, on a persistent event loop."""
+    """Call an ASGI app synchronously, one request at a time, stepping its coroutine."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._loop = asyncio.new_event_loop()
         self._lock = threading.Lock()
 
     def send(self, request: httpx.Request) -> httpx.Response:
@@ -56,20 +56,10 @@ class AsgiBridge:
             "client": ("127.0.0.1", 0),
         }
         with self._lock:
-            status, headers, content = self._run(self._call(scope, body))
+            status, headers, content = contextvars.copy_context().run(
+                _complete, self._call(scope, body)
+            )
         return httpx.Response(status, headers=headers, content=content, request=request)
-
-    def _run(
-        self, call: Coroutine[Any, Any, tuple[int, list[tuple[bytes, bytes]], bytes]]
-    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        """Run on the bridge's own loop; from a thread whose loop is running (an async agent
-        calling a synchronous client), on a thread of its own, as a blocking call would."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return self._loop.run_until_complete(call)
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(self._loop.run_until_complete, call).result()
 
     async def _call(
         self, scope: dict[str, Any], body: bytes
@@ -94,8 +84,19 @@ class AsgiBridge:
         await self.app(scope, receive, send)
         return int(start["status"]), list(start.get("headers", [])), b"".join(chunks)
 
-    def close(self) -> None:
-        self._loop.close()
+
+def _complete(call: Coroutine[Any, Any, T]) -> T:
+    """Run `call` to its end on this thread, as a task would (in a copy of the context), but
+    without a loop: a bare ``yield`` (``asyncio.sleep(0)``) is resumed at once; waiting on a
+    future would need a loop the in-process app must never need, so it is an error."""
+    try:
+        while True:
+            if call.send(None) is not None:
+                raise RuntimeError("an in-process fake service waited on a future; it must not")
+    except StopIteration as done:
+        return cast(T, done.value)
+    finally:
+        call.close()
 
 
 class InProcessServices:
@@ -112,34 +113,26 @@ class InProcessServices:
         self.faults = FaultInjector(plan)
         self.app = build_app(self.journal, self.faults, self.clock)
         self._bridge = AsgiBridge(self.app)
-        self.router = respx.MockRouter(
-            assert_all_called=False, assert_all_mocked=True, base_url=BASE_URL
-        )
-        self.router.route(name="services").mock(side_effect=self._network)
 
     @property
     def base_url(self) -> str:
         return BASE_URL
 
     def _network(self, request: httpx.Request) -> httpx.Response:
+        _served_here(request)
         target = classify(request.method, request.url.path)
         fault = self.faults.decide(*target) if target is not None else None
         return deliver(request, fault, self._bridge.send, sleeps=False)
-
-    def _handle(self, request: httpx.Request) -> httpx.Response:
-        try:
-            return self.router.handler(request)
-        finally:
-            self.router.reset()  # respx records every call; a campaign makes thousands
 
     def transport(self, *, faults: bool = True) -> httpx.BaseTransport:
         """The in-process transport, for callers that wrap it (to observe each response);
         `faults=False`: one the fault plan never meets and whose requests no rule counts."""
         if not faults:
             return httpx.MockTransport(self._unplanned)
-        return httpx.MockTransport(self._handle)
+        return httpx.MockTransport(self._network)
 
     def _unplanned(self, request: httpx.Request) -> httpx.Response:
+        _served_here(request)
         return deliver(request, None, self._bridge.send, sleeps=False)
 
     def client(self, timeout: float = 5.0) -> httpx.Client:
@@ -156,7 +149,6 @@ class InProcessServices:
         self.faults.set_plan(FaultPlan())
 
     def close(self) -> None:
-        self._bridge.close()
         self.journal.close()
 
     def __enter__(self) -> InProcessServices:
@@ -164,3 +156,9 @@ class InProcessServices:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _served_here(request: httpx.Request) -> None:
+    """Only the services' own address is served in process; any other is no host at all."""
+    if request.url.host != HOST:
+        raise httpx.ConnectError(f"no fake service at {request.url.host}", request=request)

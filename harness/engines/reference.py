@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from killpoint.harness.protocol import (
     StoreHandle,
     WorkerEnv,
 )
+from killpoint.harness.run.folders import empty
 from killpoint.harness.scenario import Scenario
 from killpoint.reference.audit import STATEMENTS as AUDIT_STATEMENTS
 from killpoint.reference.audit import audit_trail
@@ -267,9 +267,9 @@ def prepare(handle: StoreHandle) -> None:
 
 
 def reset(handle: StoreHandle) -> None:
-    """Before each run: the store's rows and the artifact files, gone."""
+    """Before each run: the store's rows and the artifact files, gone (`run.folders`)."""
     open_store(handle).clear()
-    shutil.rmtree(handle.workdir / "artifacts", ignore_errors=True)
+    empty(handle.workdir / "artifacts")
 
 
 QUEUE_STORE = "queue.sqlite"  # the campaign's operator queue, in its folder

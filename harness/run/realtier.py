@@ -16,7 +16,6 @@ import json
 import multiprocessing
 import os
 import signal
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -117,6 +116,7 @@ class RealRun(Run):
     _grants_fd: int | None = None
     _journal: Journal | None = None
     _standby: dict[int, Standby]  # workers forked ahead, set up and waiting for their turn
+    _forks: int  # workers forked in this run, to name their files
     _started: Path | None = None  # in a worker: the file that says its start() returned
 
     def delivered(self) -> None:
@@ -148,7 +148,7 @@ class RealRun(Run):
         os.write(self._hits_fd, (line.model_dump_json() + "\n").encode())
 
     def execute(self) -> History:
-        self._standby = {}
+        self._standby, self._forks = {}, 0
         try:
             return super().execute()
         finally:
@@ -253,12 +253,13 @@ class RealRun(Run):
     def _fork(self, worker: int, pair: tuple[Baton, int, Path] | None = None) -> Standby:
         """A worker process, set up (store, journal, engine, client) and waiting for its go;
         one of a pair takes its turns on the pair's baton and writes to the pair's hits."""
-        workers = self.world.workdir / "workers"  # emptied before each run
+        workers = self.world.workdir / "workers"  # emptied, not removed, before each run
         workers.mkdir(exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix=f"w{worker}-", dir=workers))
-        hits = folder / "hits.jsonl" if pair is None else pair[2]
-        paths = (hits, folder / "result.json", folder / "grants.jsonl")
-        started = folder / "started"
+        self._forks += 1  # files, not a folder, of its own (`run.folders`: folders cost)
+        stem = f"w{worker}-{self._forks}"
+        hits = workers / f"{stem}.hits.jsonl" if pair is None else pair[2]
+        paths = (hits, workers / f"{stem}.result.json", workers / f"{stem}.grants.jsonl")
+        started = workers / f"{stem}.started"
         if self.engine.prepare is not None:  # open (and warm) what the children inherit
             self.engine.prepare(self.world.store)
         go_read, go_write = os.pipe()

@@ -28,6 +28,7 @@ from killpoint.harness.run.canary_scan import Canaries
 from killpoint.harness.run.databases import drop_scratch, label, pins_schema, world_database
 from killpoint.harness.run.db_loss import StoreFile
 from killpoint.harness.run.deploy_routing import BASE_VERSIONS as BASE_VERSIONS
+from killpoint.harness.run.folders import empty
 
 EPOCH = 1_800_000_000.0
 TENANT = "tenant-a"
@@ -127,7 +128,7 @@ class World:
         self.check_store()
         self.services.reset()
         self.clock.set(EPOCH)
-        shutil.rmtree(self.workdir / "workers", ignore_errors=True)
+        empty(self.workdir / "workers")  # its files; the folder stays (`run.folders`)
         if engine.reset is not None:
             engine.reset(self.store)
         elif self.runs:

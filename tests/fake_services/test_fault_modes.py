@@ -127,8 +127,9 @@ def test_only_the_named_occurrence_is_faulted(
     assert len(services.journal.requests("mailer")) == 2
 
 
-def test_network_faults_are_injected_by_a_respx_route(
+def test_the_in_process_transport_serves_the_services_host_alone(
     services: InProcessServices, http: httpx.Client
 ) -> None:
-    assert services.router.routes["services"].side_effect is not None
     assert http.get("/_admin/health").json() == {"status": "ok"}
+    with pytest.raises(httpx.ConnectError, match=r"no fake service at elsewhere\.test"):
+        http.get("http://elsewhere.test/_admin/health")

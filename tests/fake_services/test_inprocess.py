@@ -1,9 +1,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Generator
 from pathlib import Path
 
+import httpx
+import pytest
+from starlette.types import Receive, Scope, Send
+
 from killpoint.fake_services import CmsClient, FaultPlan, InProcessServices, Journal
+from killpoint.fake_services.inprocess import AsgiBridge
 from tests.support.service_faults import plan, rule
 
 
@@ -44,3 +50,26 @@ def test_an_async_agent_can_call_the_services_with_a_synchronous_client(
 
     assert asyncio.run(tool()) == "from-a-loop"
     assert services.journal.effects_by_business_key("cms") == {"from-a-loop": 1}
+
+
+class Pending:
+    """What a task would wait on: an awaitable that suspends with something to wait for."""
+
+    def __await__(self) -> Generator[Pending, None, None]:
+        yield self
+
+
+def test_the_bridge_refuses_an_app_that_waits_on_a_future() -> None:
+    async def waits(scope: Scope, receive: Receive, send: Send) -> None:
+        await Pending()
+
+    request = httpx.Request("GET", "http://services.test/")
+    with pytest.raises(RuntimeError, match="waited on a future"):
+        AsgiBridge(waits).send(request)
+
+
+def test_the_bridge_answers_without_an_event_loop(services: InProcessServices) -> None:
+    with services.client() as http:
+        assert http.get("/_admin/health").json() == {"status": "ok"}
+    with pytest.raises(RuntimeError):
+        asyncio.get_running_loop()
