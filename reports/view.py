@@ -1,19 +1,16 @@
 """Collect a campaign result into what the HTML page shows, so the template only lays it out.
 
-Every decision about the page lives here and is testable without a browser: which tiles are red,
-how each coverage cell is coloured, the verdict and its one-line reason, which runs get a
-detailed section (the smallest run of each group of violations, and of runs in doubt; the rest
-of a group listed in a line each, so a campaign of thousands of runs still makes a page of
-reasonable size) and the per-run table's rows.
+Every decision about the page lives here or beside it and is testable without a browser: which
+tiles are red, how each coverage cell is coloured, the charts, the mutants' catches; the groups of
+violations and runs in doubt and the verdict's reason (`reports.groups`); the per-run table's rows
+(`reports.run_rows`); the schedules the page carries (`reports.embedded`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,31 +18,34 @@ from killpoint.harness.findings import (
     PhaseCount,
     first_objection,
     phase_counts,
-    smallest_first,
-    violation_groups,
 )
 from killpoint.harness.results import (
     CampaignResult,
     ExpectedCatch,
     MutantResult,
-    RunResult,
-    Verdict,
 )
 from killpoint.reports.charts import Chart, fmt, histogram, scatter
 from killpoint.reports.deploys import DeployRow, deploy_rows
-from killpoint.reports.embedded import CarriedArchive, CarriedSchedule, archive, carried, replay_for
+from killpoint.reports.embedded import CarriedArchive, archive
 from killpoint.reports.figures import percent
+from killpoint.reports.groups import (
+    DOUBT_TIMELINES,
+    TIMELINES,
+    GroupView,
+    ViolationView,
+    doubt_groups,
+    doubted_runs,
+    groups_of,
+    listed_runs,
+    verdict_of,
+    verdict_reason,
+    violation_view,
+)
 from killpoint.reports.metrics import CampaignMetrics, Distribution, Rate, campaign_metrics
 from killpoint.reports.objectives_view import ObjectivesView, objective_views
-from killpoint.reports.queue import WAITING, QueueView, queue_view
-from killpoint.reports.timeline import Timeline, build_timeline
+from killpoint.reports.queue import QueueView, queue_view
+from killpoint.reports.run_rows import run_rows, run_table
 
-MAX_EVIDENCE_LINES = 12
-# Timelines drawn (some 10 KB of SVG each; a mutant's failing report must stay under 100 KB):
-# the smallest run's of the first group of violations; on a page without violations, those of
-# the first groups of runs in doubt. The other groups' runs have their replay commands.
-TIMELINES = 1
-DOUBT_TIMELINES = 2
 OPEN_CATCHES = 3  # up to this many caught engines are shown unfolded; more start folded
 OUTCOME_CLASSES = ("ok", "violation", "needs_review", "other", "not_crashed")
 
@@ -73,42 +73,6 @@ class CoverageRow:
     crashed: int
     discovered: int
     groups: list[list[Cell]]  # one list per boundary column, possibly empty
-
-
-@dataclass(frozen=True)
-class ViolationView:
-    run: RunResult
-    failed: list[Verdict]
-    evidence: dict[str, list[str]]  # checker -> its smallest evidence, capped
-    replay: str | None  # complete by itself; None when it could not be (see `replay_for`)
-    own_module: bool  # its engine may be a module of the user's own (a mutant is ours)
-    schedule: CarriedSchedule  # carried in the page: it replays wherever the page is opened
-    timeline: Timeline | None
-
-
-@dataclass(frozen=True)
-class Listed:
-    """A run named in a line: a group's other runs, beside the one drawn in full. Its schedule
-    is in the page's archive (`Page.archive`), under the name its command gives."""
-
-    run: RunResult
-    reason: str
-    replay: str | None  # `killpoint replay NAME.json`, in the folder the archive is unpacked in
-
-
-@dataclass(frozen=True)
-class GroupView:
-    """One group of runs (`findings.violation_groups`): its smallest run in full, the rest
-    listed."""
-
-    title: str  # "single_effect after effect.started", "needs_review after two workers"
-    first: ViolationView
-    reason: str  # the first run's: why it is in the group
-    rest: list[Listed]
-
-    @property
-    def size(self) -> int:
-        return 1 + len(self.rest)
 
 
 @dataclass(frozen=True)
@@ -333,24 +297,6 @@ def charts(metrics: CampaignMetrics) -> list[Chart]:
     ]
 
 
-def violation_view(run: RunResult, with_timeline: bool, name_engine: bool = False) -> ViolationView:
-    # what objected, or for a run in doubt what could not judge
-    failed = [v for v in run.verdicts if v.valid is False] or [
-        v for v in run.verdicts if v.valid == "unknown"
-    ]
-    refs = [ref for v in failed for ref in v.refs]
-    schedule = carried(run, name_engine)
-    return ViolationView(
-        run=run,
-        failed=failed,
-        evidence={v.checker: v.evidence[:MAX_EVIDENCE_LINES] for v in failed},
-        replay=schedule.replay,
-        own_module=not str(run.schedule.engine).startswith("mutant:"),
-        schedule=schedule,
-        timeline=build_timeline(run.history, refs) if with_timeline and run.history else None,
-    )
-
-
 def anchor(prefix: str, name: str) -> str:
     """An element id for `name` (an engine may be `module:factory`)."""
     return f"{prefix}-{re.sub(r'[^A-Za-z0-9_-]', '-', name)}"
@@ -384,191 +330,12 @@ def expected_views(result: CampaignResult) -> list[ExpectedView]:
     ]
 
 
-def verdict_of(result: CampaignResult) -> str:
-    """fail on a violation or an escaped mutant (what makes `killpoint run` exit 1), else
-    unknown if any run could not be judged, else pass. What a test caught as expected is
-    neither."""
-    if result.violations or any(not m.caught for m in result.mutants):
-        return "fail"
-    return "unknown" if any(r.valid == "unknown" for r in result.runs) else "pass"
-
-
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
-def _checkers(runs: list[RunResult]) -> str:
-    """`single_effect`, or `single_effect 30, progress 7`: who objected first, how often."""
-    counted = Counter(first_objection(r) for r in runs).most_common()
-    if len(counted) == 1:
-        return counted[0][0]
-    return ", ".join(f"{checker} {n}" for checker, n in counted)
-
-
-def verdict_reason(result: CampaignResult) -> str:
-    """The verdict in one line: what fails the campaign and its smallest counterexample, what
-    could not be judged, or that every run passed."""
-    bad = result.violations
-    escaped = [m.mutant for m in result.mutants if not m.caught]
-    unknown = [r for r in result.runs if r.valid == "unknown"]
-    if bad:
-        smallest = smallest_first(bad)[0]
-        verb = "violates" if len(bad) == 1 else "violate"
-        return (
-            f"{_plural(len(bad), 'run')} {verb} {_checkers(bad)} — smallest: "
-            f"{smallest.label} ({smallest.scenario}, run {smallest.run_id})"
-        )
-    if escaped:
-        return f"{_plural(len(escaped), 'mutant')} escaped: {', '.join(escaped)}"
-    if unknown:
-        return (
-            f"no violation; {_plural(len(unknown), 'run')} could not be judged "
-            f"({_checkers(unknown)}), so the CLI exits 0 and nothing is called passed"
-        )
-    return f"{_plural(len(result.runs), 'run')}, none violating, none unjudged"
-
-
-def _why(run: RunResult) -> str:
-    """Why a run is listed: its failed (else unknown) verdicts' summaries, or how it stopped."""
-    for valid in (False, "unknown"):
-        said = [f"{v.checker}: {v.summary}" for v in run.verdicts if v.valid == valid]
-        if said:
-            return "; ".join(said)
-    return f"{run.final_status}: {run.final_reason}".rstrip(": ")
-
-
-def _groups(
-    runs: list[RunResult], title: Callable[[RunResult, str], str], timelines: int
-) -> list[GroupView]:
-    """`runs` grouped (`findings.violation_groups`), the first `timelines` groups' smallest
-    runs with their timeline drawn: some 10 KB of SVG each. Each smallest run carries its
-    schedule; the others are listed, their schedules in the page's archive."""
-    return [
-        GroupView(
-            title=title(g.smallest, g.fault),
-            first=violation_view(g.smallest, n < timelines),
-            reason=_why(g.smallest),
-            rest=[Listed(r, _why(r), replay_for(r)) for r in g.runs[1:]],
-        )
-        for n, g in enumerate(violation_groups(runs))
-    ]
-
-
-def doubted_runs(result: CampaignResult) -> list[RunResult]:
-    """The runs it doubts: judged unknown, or (not violating) ended waiting for a person."""
-    return [
-        r
-        for r in result.runs
-        if r.valid == "unknown" or (r.valid is True and r.final_status in WAITING)
-    ]
-
-
-def doubt_groups(result: CampaignResult, timelines: int = DOUBT_TIMELINES) -> list[GroupView]:
-    """The runs in doubt grouped as violations are: unknown ones by the checker that could not
-    judge, waiting ones by how they ended, each after the kind of the last fault; the first
-    `timelines` groups whose smallest run kept its history with its timeline drawn."""
-    doubted = doubted_runs(result)
-    unknown = [r for r in doubted if r.valid == "unknown"]
-    groups = _groups(unknown, lambda r, fault: f"{first_objection(r)} unknown after {fault}", 0)
-    for status in WAITING:
-        waiting = [r for r in doubted if r.valid is True and r.final_status == status]
-        groups += _groups(waiting, lambda r, fault: f"{r.final_status} after {fault}", 0)
-    drawn = iter(range(timelines))
-    return [
-        replace(g, first=violation_view(g.first.run, True))
-        if g.first.run.history is not None and next(drawn, None) is not None
-        else g
-        for g in groups
-    ]
-
-
-ROW_FIELDS = (
-    "run",
-    "scenario",
-    "phase",
-    "verdict",
-    "checker",
-    "status",
-    "workers",
-    "deaths",
-    "seconds",
-)
-
-
-def run_rows(result: CampaignResult) -> str:
-    """Every run as a row of the per-run table, as compact JSON the page's script draws, one
-    column per field (`ROW_FIELDS`): `{"fields": …, "values": {field: [names]}, "columns":
-    {field: …}}`. A name repeated in every row is given once and referred to by its place; a
-    column of small numbers (places, workers, deaths: all under 36) is a string of base-36
-    digits, one a run; seconds are in hundredths. A campaign of 5,000 runs makes some 130 KB
-    of it; as table markup, some 900 KB."""
-    names: dict[str, dict[str, int]] = {f: {} for f in ROW_FIELDS[1:6]}
-
-    def ref(field: str, value: str) -> int:
-        return names[field].setdefault(value, len(names[field]))
-
-    columns: dict[str, list[Any]] = {f: [] for f in ROW_FIELDS}
-    for r in result.runs:
-        verdict = "valid" if r.valid is True else "violation" if r.valid is False else "unknown"
-        wall = r.measures.wall_s
-        for field_name, value in zip(
-            ROW_FIELDS,
-            (
-                r.run_id,
-                ref("scenario", r.scenario),
-                ref("phase", r.kind),
-                ref("verdict", verdict),
-                ref("checker", first_objection(r) if r.valid is not True else ""),
-                ref("status", r.final_status),
-                r.measures.workers,
-                r.measures.deaths,
-                None if wall is None else round(wall * 100),
-            ),
-            strict=True,
-        ):
-            columns[field_name].append(value)
-    packed = {f: _digits(column) if f in SMALL else column for f, column in columns.items()}
-    values = {field: list(seen) for field, seen in names.items()}
-    data = {"fields": ROW_FIELDS, "values": values, "columns": packed}
-    # safe inside <script>: no "</" can close it early
-    return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-
-
-SMALL = frozenset(ROW_FIELDS[1:8])  # the columns of places and counts
-
-
-def _digits(column: list[int]) -> str | list[int]:
-    """`[0, 2, 11]` as `"02b"`, one base-36 digit a run; the list itself when one is 36 or
-    more."""
-    if any(not 0 <= n < 36 for n in column):
-        return column
-    return "".join("0123456789abcdefghijklmnopqrstuvwxyz"[n] for n in column)
-
-
-def run_table(result: CampaignResult) -> list[dict[str, Any]]:
-    """Runs aggregated per (scenario, kind): how many, and how they ended."""
-    table: dict[tuple[str, str], Counter[str]] = {}
-    for run in result.runs:
-        counts = table.setdefault((run.scenario, run.kind), Counter())
-        counts["runs"] += 1
-        counts["valid" if run.valid is True else str(run.valid).lower()] += 1
-        counts["needs_review"] += run.final_status == "needs_review"
-    return [{"scenario": s, "kind": k, **c} for (s, k), c in table.items()]
-
-
-def _listed_runs(groups: list[GroupView], objectives: list[ObjectivesView]) -> list[RunResult]:
-    """The runs the page names, whose schedules its archive carries: every run of every group
-    (a group's smallest drawn in full carries its own link besides) and each objective miss."""
-    listed = [run for g in groups for run in (g.first.run, *(x.run for x in g.rest))]
-    return listed + [miss.run for view in objectives for miss in view.misses]
-
-
 def build_page(result: CampaignResult) -> Page:
     """The page of `result`, carrying the schedules it shows (`reports.embedded`)."""
     metrics = campaign_metrics(result)
     violating = result.violations
     columns, rows = coverage(result)
-    groups = _groups(violating, lambda r, fault: f"{first_objection(r)} after {fault}", TIMELINES)
+    groups = groups_of(violating, lambda r, fault: f"{first_objection(r)} after {fault}", TIMELINES)
     doubts = doubt_groups(result, 0 if violating else DOUBT_TIMELINES)
     objectives = objective_views(result, metrics.objectives)
     return Page(
@@ -590,7 +357,7 @@ def build_page(result: CampaignResult) -> Page:
         groups=groups,
         doubts=doubts,
         doubted=len(doubted_runs(result)),
-        archive=archive(_listed_runs(groups + doubts, objectives)),
+        archive=archive(listed_runs(groups + doubts, objectives)),
         run_rows=run_rows(result),
         command=shlex.join(result.command or ()),
         violation_counts=[

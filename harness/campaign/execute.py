@@ -17,16 +17,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from killpoint.harness.campaign.coverage import covered, with_generated
-from killpoint.harness.campaign.explore import Budget, Exploration, menu
+from killpoint.harness.campaign.explore import Exploration
 from killpoint.harness.campaign.operators import OperatorSearch, Stop, remember
 from killpoint.harness.campaign.operators import searches as operator_searches
 from killpoint.harness.campaign.plan import Plan, PlannedRun, PlanOptions, clean, in_shard
+from killpoint.harness.campaign.searches import exploration
 from killpoint.harness.campaign.real_pass import real_pass, skipped
 from killpoint.harness.checkers import check_all
 from killpoint.harness.checkers.expectation import expectation as expectation
 from killpoint.harness.checkers.measures import measure
 from killpoint.harness.history import History
 from killpoint.harness.objectives import measure_objectives
+from killpoint.harness.campaign.kept import KeptHistories, in_doubt
 from killpoint.harness.operator import QUEUED
 from killpoint.harness.options import EXPLORE, CampaignOptions
 from killpoint.harness.protocol import ANY_WORKFLOW, SHARED_PROCESS, EngineSpec
@@ -36,11 +38,6 @@ from killpoint.harness.run.tiers import run_in_tier as run_in_tier
 from killpoint.harness.run.world import World
 from killpoint.harness.scenario import Expect, Scenario
 from killpoint.harness.schedule import FaultSchedule, Tier, save_schedule
-
-# Histories kept of runs in doubt for the report's timelines, per campaign process, of unknown
-# runs and of runs waiting for a person each: a history is some 20 KB of JSON, and a campaign
-# may stop hundreds of runs for review; every violation keeps its own.
-MAX_DOUBTED_HISTORIES = 20
 
 
 @dataclass
@@ -158,8 +155,7 @@ class Campaign:
         self.runs: list[RunResult] = []
         self.coverage: list[ScenarioCoverage] = []
         self.stopped: dict[tuple[str, str], Stop] = {}  # runs stopped for a person (operators)
-        # histories kept of runs in doubt, unknown and waiting apart (`MAX_DOUBTED_HISTORIES`)
-        self._doubts_kept = {"unknown": 0, "waiting": 0}
+        self.histories = KeptHistories()  # of runs in doubt, for the report's timelines
 
     def close(self) -> None:
         try:
@@ -219,9 +215,9 @@ class Campaign:
         if schedule.tier != tier or schedule.engine != engine:
             schedule = schedule.model_copy(update={"tier": tier, "engine": engine})
         world = self.world_for(tier)
-        wall = time.perf_counter()
+        started = time.perf_counter()
         history = run_in_tier(world, scenario, schedule, self.config.engine)
-        wall_s = time.perf_counter() - wall
+        wall_s = time.perf_counter() - started
         remember(self.stopped, kind, history)
         keep, shard = self.config.engine.keep, self.config.shard
         # the queue it leaves behind; every shard makes each recording, the first queues it
@@ -235,15 +231,9 @@ class Campaign:
         valid = combine(verdicts)
         objectives = measure_objectives(history, scenario.objectives)
         schedule_file = None
-        doubted = valid == "unknown" or history.final_status in QUEUED
-        # a run in doubt keeps its history while its kind (unknown, waiting) has room
-        kind_of_doubt = "unknown" if valid == "unknown" else "waiting"
-        room = doubted and self._doubts_kept[kind_of_doubt] < MAX_DOUBTED_HISTORIES
-        kept = valid is False or room
-        if room and valid is not False:
-            self._doubts_kept[kind_of_doubt] += 1
+        kept = self.histories.keeps(valid, history.final_status)
         # a miss and a run in doubt are replayed from the report too
-        if valid is False or objectives.missed or doubted:
+        if valid is False or objectives.missed or in_doubt(valid, history.final_status):
             path = self.config.workdir / "schedules" / f"{scenario.name}-{schedule.run_id}.json"
             schedule_file = str(save_schedule(schedule, path))
         result = RunResult(
@@ -375,38 +365,3 @@ class Campaign:
             + sum(map(expected, searches))
             + sum(o.expected_runs() for o in operated)
         )
-
-
-def exploration(
-    campaign: Campaign,
-    plan: Plan,
-    scenarios: Sequence[Scenario],
-    budget: Budget | None = None,
-    part: int = 0,
-    hunt: bool = False,
-) -> list[Exploration]:
-    """The searches past `plan`, one per scenario with a seed of its own, for the scenarios
-    this shard explores (every n-th): sharded or not, each scenario's search is the same.
-    `budget` (the campaign's by default) and `part` (a later pass, with seeds and run ids of
-    its own) are for a hunt, which explores in two passes. A campaign's menus come from the
-    recordings alone: a shard has the recoveries of its own single crashes only, and every
-    shard must draw what one process draws; a hunt (one process) adds the recoveries' hits.
-    A campaign's searches keep each result as they go; a hunt keeps what a search returns."""
-    config = campaign.config
-    index, total = config.shard or (1, 1)
-    budget = (budget or Budget.parse(config.explore)).per_scenario(len(scenarios))
-    return [
-        Exploration(
-            menu(s, plan.recordings[s.name], plan.recoveries.get(s.name, []) if hunt else []),
-            campaign.judge,
-            budget,
-            seed=config.seed * 1000 + k + 500 * part,
-            pairs=config.interleave and config.tier == "inprocess" and config.pairs_in_process,
-            label=f"{k}" + "b" * part,
-            keep=None if hunt else campaign.keep,
-            lies=config.lies,
-            neighbours=config.beside_neighbours,
-        )
-        for k, s in enumerate(scenarios)
-        if k % total == index - 1
-    ]

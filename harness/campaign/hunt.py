@@ -28,7 +28,8 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from killpoint.harness.campaign.execute import Campaign, CampaignConfig, exploration
+from killpoint.harness.campaign.execute import Campaign, CampaignConfig
+from killpoint.harness.campaign.searches import exploration
 from killpoint.harness.campaign.explore import Budget
 from killpoint.harness.campaign.operators import searches as operator_searches
 from killpoint.harness.campaign.plan import Plan, PlannedRun

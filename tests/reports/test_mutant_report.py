@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from killpoint.harness.campaign.execute import MAX_DOUBTED_HISTORIES
+from killpoint.harness.campaign.kept import MAX_DOUBTED_HISTORIES
 from killpoint.harness.results import load_result
 from killpoint.reports.queue import WAITING
 

@@ -12,7 +12,7 @@ from typing import Any
 from killpoint.harness.results import CampaignResult
 from killpoint.reports.definitions import METRICS
 from killpoint.reports.html import render_html
-from killpoint.reports.view import ROW_FIELDS, run_rows
+from killpoint.reports.run_rows import ROW_FIELDS, run_rows
 from tests.support.campaigns import doubtful_campaign
 from tests.support.dom import Census, section_of
 

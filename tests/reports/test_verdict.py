@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from killpoint.harness.results import CampaignResult, Verdict
+from killpoint.reports.groups import verdict_of, verdict_reason
 from killpoint.reports.html import render_html
-from killpoint.reports.view import verdict_of, verdict_reason
 
 
 def _badge(html: str) -> tuple[str, str]:

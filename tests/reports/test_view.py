@@ -8,9 +8,10 @@ import base64
 from killpoint.harness.results import CampaignResult, RunResult
 from killpoint.harness.schedule import FaultSchedule
 from killpoint.reports.embedded import file_name
+from killpoint.reports.groups import violation_view
 from killpoint.reports.html import render_html
 from killpoint.reports.junit import junit_xml
-from killpoint.reports.view import build_page, violation_view
+from killpoint.reports.view import build_page
 from tests.support.dom import Census, section_of
 
 FILE = "killpoint-out/schedules/order_saga-r7.json"

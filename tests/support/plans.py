@@ -10,12 +10,13 @@ from pathlib import Path
 from killpoint.contract import boundaries as b
 from killpoint.contract.records import BudgetLimits
 from killpoint.fake_services.journal import RequestRecord
-from killpoint.harness.campaign.execute import Campaign, CampaignConfig, exploration
+from killpoint.harness.campaign.execute import Campaign, CampaignConfig
 from killpoint.harness.campaign.explore import Exploration
 from killpoint.harness.campaign.plan import (
     Plan,
     PlannedRun,
 )
+from killpoint.harness.campaign.searches import exploration
 from killpoint.harness.history import History, HitRecord
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import RunResult

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from killpoint.harness.campaign.execute import Campaign, CampaignConfig, exploration
+from killpoint.harness.campaign.execute import Campaign, CampaignConfig
 from killpoint.harness.campaign.explore import Budget
 from killpoint.harness.campaign.plan import Plan, PlanOptions, clean, doubles, interleavings
+from killpoint.harness.campaign.searches import exploration
 from killpoint.harness.engines.reference import REFERENCE, ReferenceEngine
 from killpoint.harness.history import History
 from killpoint.harness.lies import FORGED_ACTOR, LIAR_TENANT, kinds_for, lying_message, sampled
