@@ -18,17 +18,17 @@ from pathlib import Path
 
 from killpoint.harness.campaign.coverage import covered, with_generated
 from killpoint.harness.campaign.explore import Exploration
+from killpoint.harness.campaign.kept import KeptHistories, in_doubt
 from killpoint.harness.campaign.operators import OperatorSearch, Stop, remember
 from killpoint.harness.campaign.operators import searches as operator_searches
 from killpoint.harness.campaign.plan import Plan, PlannedRun, PlanOptions, clean, in_shard
-from killpoint.harness.campaign.searches import exploration
 from killpoint.harness.campaign.real_pass import real_pass, skipped
+from killpoint.harness.campaign.searches import exploration
 from killpoint.harness.checkers import check_all
 from killpoint.harness.checkers.expectation import expectation as expectation
 from killpoint.harness.checkers.measures import measure
 from killpoint.harness.history import History
 from killpoint.harness.objectives import measure_objectives
-from killpoint.harness.campaign.kept import KeptHistories, in_doubt
 from killpoint.harness.operator import QUEUED
 from killpoint.harness.options import EXPLORE, CampaignOptions
 from killpoint.harness.protocol import ANY_WORKFLOW, SHARED_PROCESS, EngineSpec

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from killpoint.harness.campaign.execute import Campaign, CampaignConfig
-from killpoint.harness.campaign.searches import exploration
 from killpoint.harness.campaign.explore import Budget
 from killpoint.harness.campaign.operators import searches as operator_searches
 from killpoint.harness.campaign.plan import Plan, PlannedRun
+from killpoint.harness.campaign.searches import exploration
 from killpoint.harness.options import CampaignOptions, declared
 from killpoint.harness.protocol import EngineSpec
 from killpoint.harness.results import MutantResult, RunResult

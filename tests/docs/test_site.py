@@ -7,7 +7,6 @@ import importlib
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ import killpoint
 from killpoint.harness.catalogue import installed
 from killpoint.reports.definitions import METRICS
 from tests.support.blocks import ROOT
+from tests.support.needs import needs
 
 DIRECTIVE = re.compile(r"^::: ([\w.]+)\s*$", re.MULTILINE)
 
@@ -94,14 +94,12 @@ def test_a_link_into_the_repository_becomes_its_path_and_a_broken_one_is_named()
     assert broken == ["../no/such.py"]
 
 
-@pytest.mark.skipif(
-    shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None
-    and not os.environ.get("CI"),
-    reason="mkdocs is not installed (pip install -e '.[docs]'); .ci/run installs it",
-)
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     """A broken link, anchor, nav entry or API reference fails the build, and so this test."""
     mkdocs = Path(sys.executable).parent / "mkdocs"
+    needs(
+        mkdocs.exists(), "mkdocs is not installed (pip install -e '.[docs]'); .ci/run installs it"
+    )
     built = subprocess.run(
         [str(mkdocs), "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
         cwd=ROOT,
