@@ -59,6 +59,7 @@ class Progress:
         self.show()
 
     def hunting(self, engines: int) -> None:
+        self.finished()
         self.phase = Phase("mutants hunted", "caught", self.clock(), total=engines)
         self.started()
 
@@ -69,6 +70,9 @@ class Progress:
 
     def started(self) -> None:
         """A new phase began."""
+
+    def finished(self) -> None:
+        """The phase under way is over: its last counts are its final ones."""
 
     def show(self) -> None:
         """The counts changed."""
@@ -83,18 +87,29 @@ class Lines(Progress):
     def __init__(self, write: Callable[[str], None], clock: Clock = time.monotonic) -> None:
         super().__init__(clock)
         self.write = write
-        self.last_line, self.last_step = self.phase.started, 0
+        self.last_line, self.last_step, self.last_done = self.phase.started, 0, 0
 
     def started(self) -> None:
-        self.last_line, self.last_step = self.phase.started, 0
+        self.last_line, self.last_step, self.last_done = self.phase.started, 0, 0
 
     def show(self) -> None:
         p, now = self.phase, self.clock()
         total = p.shown_total()
         step = int(p.done / total / STEP) if total else 0
         if p.done and (step > self.last_step or now - self.last_line >= PERIOD):
-            self.write(line(p, now))
-            self.last_line, self.last_step = now, step
+            self._write(now, step)
+
+    def finished(self) -> None:
+        # a total guessed low reaches 100 % before the last runs: the log ends on the true count
+        if self.phase.done != self.last_done:
+            self._write(self.clock(), self.last_step)
+
+    def close(self) -> None:
+        self.finished()
+
+    def _write(self, now: float, step: int) -> None:
+        self.write(line(self.phase, now))
+        self.last_line, self.last_step, self.last_done = now, step, self.phase.done
 
 
 def line(phase: Phase, now: float) -> str:

@@ -173,3 +173,19 @@ def test_on_a_terminal_rich_draws_a_bar_with_the_total_violations_and_time_left(
     assert bars, text[-2000:]
     assert all(int(total) >= int(n) for n, total, _ in bars)
     assert any(int(total) == made for _, total, _ in bars)
+
+
+def test_a_total_guessed_low_still_ends_the_log_on_the_true_count() -> None:
+    """The 100 % line comes when the guess is reached; the runs after it are counted when the
+    phase ends (the hunts begin, or the campaign closes), so the log agrees with the summary."""
+    clock = FakeClock()
+    lines, written = _lines(clock)
+    lines.planned(10)
+    for _ in range(12):
+        clock.now += 0.01
+        lines.ran(_runs()[0])
+    assert written[-1] == "killpoint: 10/10 runs (100%), 0 violating, 0:00 spent"
+    lines.hunting(3)
+    assert written[-1] == "killpoint: 12/12 runs (100%), 0 violating, 0:00 spent"
+    lines.close()  # no runs since: nothing more to say
+    assert len([w for w in written if "12/12" in w]) == 1
