@@ -120,3 +120,11 @@ def test_the_readme_is_a_door_whose_links_all_lead_somewhere() -> None:
     local = [t for t in targets if "://" not in t]
     assert len(text.splitlines()) <= 200
     assert local and [t for t in local if not (ROOT / t).exists()] == []
+
+
+def test_every_checker_has_its_section_on_the_checkers_page() -> None:
+    from killpoint.harness.checkers import CHECKERS
+
+    page = (ROOT / "docs" / "reference" / "checkers.md").read_text(encoding="utf-8")
+    for name, checker in CHECKERS.items():
+        assert f"## `{name}`\n\n::: {checker.__module__}\n" in page, name
