@@ -7,9 +7,10 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from killpoint.contract.records import ApprovalRecord, EffectRecord, EffectStatus, Receipt
+from killpoint.fake_services.journal import AppliedEffect
 from killpoint.harness.checkers._common import cite_effect
 from killpoint.harness.checkers.isolation import check_isolation
-from killpoint.harness.history import ExpectedEffectRecord, FailureRecord
+from killpoint.harness.history import ExpectedEffectRecord, FailureRecord, History
 from killpoint.harness.protocol import ANY_WORKFLOW, CheckpointRecord
 from killpoint.harness.results import EvidenceRef
 from tests.support.histories import (
@@ -95,16 +96,21 @@ def test_the_runs_own_approval_at_the_same_gate_is_true() -> None:
     assert check_isolation(history, WORKFLOW).valid is True
 
 
-def test_completed_with_its_charge_applied_only_under_a_neighbours_origin_is_false() -> None:
-    """Two charges of order-1 in the journal, both the second tenant's: the run, completed,
-    has none (its own request went under another key, and was never applied)."""
+def _charged_only_by_the_neighbour() -> tuple[list[AppliedEffect], History]:
+    """Two charges of order-1 in the journal, both the second tenant's; the run has none."""
     twice = [
         signed(effect(5, idempotency_key="b/charge", resource_id="ch_9"), NEIGHBOUR),
         signed(effect(6, idempotency_key="b/charge-2", resource_id="ch_10"), NEIGHBOUR),
     ]
-    history = shared_world(
+    return twice, shared_world(
         applied=[], effects=[], neighbours=[neighbour(applied=twice, effects=[])]
     )
+
+
+def test_completed_with_its_charge_applied_only_under_a_neighbours_origin_is_false() -> None:
+    """Two charges of order-1 in the journal, both the second tenant's: the run, completed,
+    has none (its own request went under another key, and was never applied)."""
+    _, history = _charged_only_by_the_neighbour()
     verdict = check_isolation(history, WORKFLOW)
     assert verdict.valid is False
     assert "applied only by" in verdict.summary
@@ -292,13 +298,7 @@ def test_every_expected_effect_is_judged_after_one_the_run_applied() -> None:
 
 
 def test_an_effect_applied_only_elsewhere_cites_the_first_such() -> None:
-    twice = [
-        signed(effect(5, idempotency_key="b/charge", resource_id="ch_9"), NEIGHBOUR),
-        signed(effect(6, idempotency_key="b/charge-2", resource_id="ch_10"), NEIGHBOUR),
-    ]
-    history = shared_world(
-        applied=[], effects=[], neighbours=[neighbour(applied=twice, effects=[])]
-    )
+    twice, history = _charged_only_by_the_neighbour()
     verdict = check_isolation(history, WORKFLOW)
     assert verdict.evidence[1].endswith(cite_effect(twice[0]))
     assert verdict.refs == []  # a neighbour's record is cited in words only
