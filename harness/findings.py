@@ -77,9 +77,11 @@ def fault_class(schedule: FaultSchedule) -> str:
     if schedule.network.rules:
         rule = schedule.network.rules[-1]
         return f"{rule.service}.{rule.operation or '*'}:{rule.mode}"
+    if schedule.tamper:
+        return f"tamper:{schedule.tamper[-1].kind}"
+    if schedule.lies:
+        return schedule.lies[-1].label()
     for present, name in (
-        (schedule.tamper, f"tamper:{schedule.tamper[-1].kind}" if schedule.tamper else ""),
-        (schedule.lies, schedule.lies[-1].label() if schedule.lies else ""),
         (schedule.deploys, "deploy"),
         (schedule.neighbours, "neighbour"),
         (schedule.clock_jumps, "clock jump"),

@@ -36,9 +36,10 @@ def test_every_run_in_doubt_is_named_with_its_checker_reason_schedule_and_replay
     assert f"quarantined: {TAMPERED}" in doubts
     first, other = [r for r in campaign.runs if r.final_status == "quarantined"]
     assert first.label in doubts and other.label in doubts
+    carried = carried_files(render_html(campaign))
     for run in (first, other):  # each replays from the archive the page carries
         assert f"killpoint replay {file_name(run)}" in doubts
-        assert carried_files(render_html(campaign))[file_name(run)]
+        assert carried[file_name(run)]
 
 
 def test_the_needs_review_run_is_named_too_with_its_final_reason() -> None:
